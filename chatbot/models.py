@@ -1,0 +1,155 @@
+"""Conversations, messages, the agent's reasoning steps, and the FAQ knowledge."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Channel(models.TextChoices):
+    WEB = "web", "Web chat"
+    CHATWOOT = "chatwoot", "Chatwoot"
+    WHATSAPP = "whatsapp", "WhatsApp"
+    CLI = "cli", "Terminal"
+
+
+class Conversation(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        HANDED_OFF = "handed_off", "Handed off to staff"
+        ENDED = "ended", "Ended"
+
+    class Outcome(models.TextChoices):
+        NONE = "", "In progress"
+        BOOKED = "booked", "Booked"
+        RESCHEDULED = "rescheduled", "Rescheduled"
+        CANCELLED = "cancelled", "Cancelled"
+        CALLBACK = "callback", "Callback"
+        FAQ_ONLY = "faq_only", "FAQ only"
+        HANDED_OFF = "handed_off", "Handed off"
+        ABANDONED = "abandoned", "Abandoned"
+
+    class Rating(models.TextChoices):
+        GOOD = "good", "Good"
+        BAD = "bad", "Bad"
+
+    school = models.ForeignKey("bookings.School", on_delete=models.PROTECT, related_name="conversations")
+    contact = models.ForeignKey("crm.Contact", on_delete=models.PROTECT, related_name="conversations")
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    external_id = models.CharField(max_length=64, blank=True, help_text="Chatwoot conversation id, etc.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE, db_index=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.NONE, blank=True)
+    summary = models.TextField(blank=True, help_text="Compressed history of older turns.")
+    summary_until = models.DateTimeField(null=True, blank=True, help_text="Messages up to here are in the summary.")
+    started_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    last_message_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    total_tokens = models.PositiveIntegerField(default=0)
+    total_cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    rating = models.CharField(max_length=8, choices=Rating.choices, blank=True)
+    rating_note = models.TextField(blank=True)
+    rated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    rated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["school", "contact", "channel", "status"])]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.get_channel_display()} {self.contact}"
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user", "Parent"
+        ASSISTANT = "assistant", "Concierge"
+        STAFF = "staff", "Staff"
+        SYSTEM = "system", "System"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    text = models.TextField(blank=True)
+    payload = models.JSONField(default=dict, blank=True, help_text="Structured blocks (buttons, cards).")
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    channel_message_id = models.CharField(
+        max_length=128, blank=True, help_text="The platform's id for this message; de-duplicates redeliveries."
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    processed_at = models.DateTimeField(
+        null=True, blank=True, help_text="For a parent's message: when a turn took it in."
+    )
+    reply_to = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies",
+        help_text="For an answer: the last parent message it answers.",
+    )
+    model = models.CharField(max_length=100, blank=True, help_text="Which model produced this answer.")
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=6, default=0)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["channel", "channel_message_id"],
+                condition=~Q(channel_message_id=""),
+                name="message_unique_per_channel",
+            )
+        ]
+        indexes = [models.Index(fields=["conversation", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.text[:60]}"
+
+
+class ReasoningStep(models.Model):
+    class Kind(models.TextChoices):
+        THINK = "think", "Think"
+        ACT = "act", "Act"
+        OBSERVE = "observe", "Observe"
+        ANSWER = "answer", "Answer"
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="steps")
+    cycle = models.PositiveSmallIntegerField()
+    position = models.PositiveSmallIntegerField(help_text="Order of the step within its turn.")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    content = models.TextField(blank=True)
+    tool_name = models.CharField(max_length=64, blank=True)
+    tool_call_id = models.CharField(max_length=128, blank=True)
+    tool_arguments = models.JSONField(null=True, blank=True)
+    tool_result = models.JSONField(null=True, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField()
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        ordering = ["message", "position"]
+        constraints = [models.UniqueConstraint(fields=["message", "position"], name="step_position_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.position} {self.tool_name}"
+
+
+class FaqEntry(models.Model):
+    school = models.ForeignKey(
+        "bookings.School", null=True, blank=True, on_delete=models.CASCADE, related_name="faq_entries",
+        help_text="Empty: applies to every school.",
+    )
+    question = models.CharField(max_length=300)
+    answer = models.TextField()
+    tags = models.JSONField(default=list, blank=True)
+    related_topics = models.JSONField(default=list, blank=True)
+    is_active = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["school", "question"]
+        verbose_name = "FAQ entry"
+        verbose_name_plural = "FAQ entries"
+        constraints = [models.UniqueConstraint(fields=["school", "question"], name="faq_question_unique")]
+
+    def __str__(self) -> str:
+        return self.question

@@ -1,0 +1,10 @@
+from django.urls import path
+
+from chatbot import views
+
+app_name = "chatbot"
+
+urlpatterns = [
+    path("", views.demo_page, name="demo"),
+    path("chat/<slug:school_slug>/", views.chat_page, name="chat"),
+]

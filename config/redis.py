@@ -1,0 +1,53 @@
+"""Redis clients for active conversation state, locks and queues.
+
+With `REDIS_URL` set these are real Redis clients. Without it (the embedded
+default) they are fakeredis clients sharing one in-process server: the same
+client API, so the calling code is identical in both modes.
+"""
+
+import asyncio
+import weakref
+
+import fakeredis
+import redis
+import redis.asyncio as aioredis
+from django.conf import settings
+
+_fake_server = fakeredis.FakeServer()
+_sync_client: redis.Redis | None = None
+_async_clients: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis]" = weakref.WeakKeyDictionary()
+
+
+def is_embedded() -> bool:
+    return not settings.REDIS_URL
+
+
+def get_redis() -> redis.Redis:
+    """The process's synchronous client."""
+    global _sync_client
+    if _sync_client is None:
+        if is_embedded():
+            _sync_client = fakeredis.FakeRedis(server=_fake_server, decode_responses=True)
+        else:
+            _sync_client = redis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30)
+    return _sync_client
+
+
+def get_async_redis() -> aioredis.Redis:
+    """The asyncio client for the running event loop (a pool is bound to one loop)."""
+    loop = asyncio.get_running_loop()
+    client = _async_clients.get(loop)
+    if client is None:
+        if is_embedded():
+            client = fakeredis.FakeAsyncRedis(server=_fake_server, decode_responses=True)
+        else:
+            client = aioredis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30)
+        _async_clients[loop] = client
+    return client
+
+
+def reset_clients() -> None:
+    """Forget cached clients (tests that switch settings or restart Redis)."""
+    global _sync_client
+    _sync_client = None
+    _async_clients.clear()

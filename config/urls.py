@@ -1,0 +1,12 @@
+from django.contrib import admin
+from django.urls import include, path
+
+from config import health
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("", include("django_prometheus.urls")),
+    path("", include("chatbot.urls")),
+]

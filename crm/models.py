@@ -1,0 +1,142 @@
+"""Parents (contacts), their children, deals and activities, and the persistent context."""
+
+from django.db import models
+from django.db.models import Q
+
+# The persistent context of a contact (seed 000, "Persistent Context"): what
+# survives across sessions and is mirrored to Chatwoot's contact attributes.
+PERSISTENT_CONTEXT_FIELDS = (
+    "parent_preferred_name",
+    "parent_preferred_phone",
+    "parent_preferred_email",
+    "child_name",
+    "child_dob",
+    "child_enrollment_date_preferred",
+    "pipedrive_person_id",
+    "pipedrive_deal_id",
+    "tour_booking_id",
+    "tour_activity_id",
+    "tour_scheduled_date",
+    "tour_scheduled_time",
+    "tour_booked_at",
+    "tour_status",
+    "callback_requested",
+    "callback_preference",
+    "callback_date",
+    "callback_requested_at",
+    "callback_activity_id",
+)
+
+
+class Contact(models.Model):
+    """A parent, as one school knows them. Identity is per school."""
+
+    school = models.ForeignKey("bookings.School", on_delete=models.PROTECT, related_name="contacts")
+    name = models.CharField(max_length=200, blank=True)
+    preferred_name = models.CharField(max_length=100, blank=True)
+    whatsapp_name = models.CharField(max_length=200, blank=True, help_text="Profile name on WhatsApp.")
+    phone = models.CharField(max_length=32, blank=True, help_text="E.164, e.g. +6591234567.")
+    email = models.EmailField(blank=True)
+    web_visitor_id = models.CharField(max_length=64, blank=True, help_text="Anonymous id of the web chat visitor.")
+    chatwoot_contact_id = models.CharField(max_length=64, blank=True)
+    pipedrive_person_id = models.BigIntegerField(null=True, blank=True)
+    context = models.JSONField(default=dict, blank=True, help_text="Persistent context (seed 000).")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["school", "phone"], condition=~Q(phone=""), name="contact_phone_unique"),
+            models.UniqueConstraint(
+                fields=["school", "web_visitor_id"], condition=~Q(web_visitor_id=""), name="contact_visitor_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["school", "chatwoot_contact_id"],
+                condition=~Q(chatwoot_contact_id=""),
+                name="contact_chatwoot_unique",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.display_name
+
+    @property
+    def display_name(self) -> str:
+        return self.preferred_name or self.name or self.whatsapp_name or f"Visitor #{self.pk}"
+
+
+class Child(models.Model):
+    contact = models.ForeignKey(Contact, on_delete=models.CASCADE, related_name="children")
+    name = models.CharField(max_length=200)
+    date_of_birth = models.DateField(null=True, blank=True)
+    age = models.PositiveSmallIntegerField(null=True, blank=True)
+    preferred_enrolment_date = models.DateField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "children"
+        constraints = [models.UniqueConstraint(fields=["contact", "name"], name="child_unique_per_contact")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Deal(models.Model):
+    """The admissions opportunity for one family, as in Pipedrive."""
+
+    class Stage(models.TextChoices):
+        ENQUIRY = "enquiry", "Enquiry"
+        TOUR_BOOKED = "tour_booked", "Tour booked"
+        CALLBACK = "callback", "Callback requested"
+        LOST = "lost", "Lost"
+
+    contact = models.ForeignKey(Contact, on_delete=models.CASCADE, related_name="deals")
+    title = models.CharField(max_length=300)
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.ENQUIRY)
+    is_open = models.BooleanField(default=True)
+    pipedrive_deal_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["contact"], condition=Q(is_open=True), name="one_open_deal_per_contact")
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Activity(models.Model):
+    """A tour or a callback on a deal, as in Pipedrive."""
+
+    class Kind(models.TextChoices):
+        TOUR = "tour", "School tour"
+        CALLBACK = "callback", "Callback"
+
+    deal = models.ForeignKey(Deal, on_delete=models.CASCADE, related_name="activities")
+    contact = models.ForeignKey(Contact, on_delete=models.CASCADE, related_name="activities")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    subject = models.CharField(max_length=300)
+    due_at = models.DateTimeField(null=True, blank=True)
+    due_date = models.DateField(null=True, blank=True)
+    duration_minutes = models.PositiveSmallIntegerField(null=True, blank=True)
+    note = models.TextField(blank=True)
+    done = models.BooleanField(default=False)
+    tour_booking = models.OneToOneField(
+        "bookings.TourBooking", null=True, blank=True, on_delete=models.SET_NULL, related_name="activity"
+    )
+    callback = models.OneToOneField(
+        "bookings.CallbackRequest", null=True, blank=True, on_delete=models.SET_NULL, related_name="activity"
+    )
+    pipedrive_activity_id = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "activities"
+
+    def __str__(self) -> str:
+        return self.subject

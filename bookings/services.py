@@ -1,0 +1,399 @@
+"""The booking rules and the only functions that change tours and callbacks.
+
+The agent's tools, the admin desk and the seed command all call these, so a
+rule lives in one place. Seats are taken inside the booking's transaction by a
+conditional UPDATE on the slot row (see `TourSlot`): 50 parallel attempts at a
+last seat give exactly one booking.
+"""
+
+import datetime as dt
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
+from crm import services as crm
+from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
+
+ALTERNATIVE_DAYS = 7
+TIME_OF_DAY = {"morning": (0, 12), "afternoon": (12, 17), "evening": (17, 24)}
+
+
+class BookingError(Exception):
+    """A rule said no. `message` is written for the parent; `alternatives` are open slots to offer."""
+
+    def __init__(self, code: str, message: str, *, field: str = "", alternatives: list["SlotView"] | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.field = field
+        self.alternatives = alternatives or []
+
+
+@dataclass(frozen=True)
+class SlotView:
+    """An open tour slot as a parent sees it, in the school's time zone."""
+
+    starts_at: dt.datetime
+    local_date: dt.date
+    local_time: dt.time
+    seats_left: int
+    duration_minutes: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.local_date:%a} {self.local_date.day} {self.local_date:%b}, {self.local_time:%H:%M}"
+
+    def as_dict(self) -> dict:
+        return {
+            "date": self.local_date.isoformat(),
+            "weekday": WEEKDAY_NAMES[self.local_date.weekday()],
+            "time": self.local_time.strftime("%H:%M"),
+            "label": self.label,
+            "seats_left": self.seats_left,
+            "duration_minutes": self.duration_minutes,
+        }
+
+
+def describe_date(day: dt.date) -> str:
+    """"Wednesday 25 November 2026": dates always go out with their weekday."""
+    return f"{WEEKDAY_NAMES[day.weekday()]} {day.day} {day:%B %Y}"
+
+
+def local_now(school: School, now: dt.datetime | None = None) -> dt.datetime:
+    return (now or timezone.now()).astimezone(school.tz)
+
+
+def tour_times(school: School) -> list[dt.time]:
+    return sorted(dt.time.fromisoformat(t) for t in school.tour_start_times)
+
+
+def _matches_preference(start: dt.time, preferred_times: list[str] | None) -> bool:
+    if not preferred_times:
+        return True
+    for pref in preferred_times:
+        pref = pref.strip().lower()
+        if pref in TIME_OF_DAY:
+            low, high = TIME_OF_DAY[pref]
+            if low <= start.hour < high:
+                return True
+        elif pref in ("any", "anytime", "any time"):
+            return True
+        else:
+            try:
+                if dt.time.fromisoformat(pref) == start:
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+def _bookable_window(school: School, now: dt.datetime | None) -> tuple[dt.datetime, dt.date]:
+    """Earliest bookable start (minimum notice) and the last bookable day (advance limit)."""
+    current = local_now(school, now)
+    earliest = current + dt.timedelta(hours=school.min_notice_hours)
+    last_day = current.date() + dt.timedelta(days=school.max_advance_days)
+    return earliest, last_day
+
+
+def available_slots(
+    school: School,
+    start: dt.date,
+    end: dt.date,
+    preferred_times: list[str] | None = None,
+    *,
+    now: dt.datetime | None = None,
+) -> list[SlotView]:
+    """Open slots between two local dates (inclusive), honouring every rule."""
+    earliest, last_day = _bookable_window(school, now)
+    start = max(start, earliest.date())
+    end = min(end, last_day)
+    if start > end:
+        return []
+    closed_days = set(
+        SchoolClosure.objects.filter(school=school, date__range=(start, end)).values_list("date", flat=True)
+    )
+    taken = {
+        slot.starts_at: (slot.capacity, slot.seats_taken)
+        for slot in TourSlot.objects.filter(
+            school=school,
+            starts_at__gte=dt.datetime.combine(start, dt.time.min, school.tz),
+            starts_at__lt=dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, school.tz),
+        )
+    }
+    times = [t for t in tour_times(school) if _matches_preference(t, preferred_times)]
+    slots = []
+    day = start
+    while day <= end:
+        if day.weekday() not in school.closed_weekdays and day not in closed_days:
+            for start_time in times:
+                starts_at = dt.datetime.combine(day, start_time, school.tz)
+                if starts_at < earliest:
+                    continue
+                capacity, seats_taken = taken.get(starts_at, (school.seats_per_tour, 0))
+                if seats_taken < capacity:
+                    slots.append(
+                        SlotView(starts_at, day, start_time, capacity - seats_taken, school.tour_duration_minutes)
+                    )
+        day += dt.timedelta(days=1)
+    return slots
+
+
+def next_open_slots(school: School, after: dt.date | None = None, *, now: dt.datetime | None = None) -> list[SlotView]:
+    """The open slots of the next 7 days (from `after`, or from today), for "nothing matches" answers.
+
+    If that week has nothing open, the first 7 days after it that do.
+    """
+    earliest, last_day = _bookable_window(school, now)
+    start = max(after or earliest.date(), earliest.date())
+    slots = available_slots(school, start, start + dt.timedelta(days=ALTERNATIVE_DAYS - 1), now=now)
+    if not slots and start <= last_day:
+        later = available_slots(school, start, last_day, now=now)
+        if later:
+            first = later[0].local_date
+            slots = [s for s in later if s.local_date < first + dt.timedelta(days=ALTERNATIVE_DAYS)]
+    return slots
+
+
+def check_slot(school: School, day: dt.date, start_time: dt.time, *, now: dt.datetime | None = None) -> dt.datetime:
+    """The aware start of a requested tour, or a BookingError saying which rule it breaks."""
+    current = local_now(school, now)
+    earliest, last_day = _bookable_window(school, now)
+    same_week = next_open_slots(school, after=day, now=now)
+    if day < current.date():
+        raise BookingError("past_date", f"{describe_date(day)} has already passed.", field="preferred_date",
+                           alternatives=next_open_slots(school, now=now))
+    if day.weekday() in school.closed_weekdays:
+        raise BookingError("closed_weekday", f"We don't run tours on {WEEKDAY_NAMES[day.weekday()]}s.",
+                           field="preferred_date", alternatives=same_week)
+    closure = SchoolClosure.objects.filter(school=school, date=day).first()
+    if closure:
+        why = f" ({closure.reason})" if closure.reason else ""
+        raise BookingError("closed_day", f"The school is closed on {describe_date(day)}{why}.",
+                           field="preferred_date", alternatives=same_week)
+    if day > last_day:
+        raise BookingError(
+            "beyond_window",
+            f"Tours can be booked up to {school.max_advance_days} days ahead, so until {describe_date(last_day)}.",
+            field="preferred_date", alternatives=next_open_slots(school, after=last_day - dt.timedelta(days=6),
+                                                                 now=now),
+        )
+    if start_time not in tour_times(school):
+        listed = ", ".join(t.strftime("%H:%M") for t in tour_times(school))
+        raise BookingError("not_a_tour_time", f"Tours start at {listed}; {start_time:%H:%M} isn't one of them.",
+                           field="preferred_time", alternatives=available_slots(school, day, day, now=now) or same_week)
+    starts_at = dt.datetime.combine(day, start_time, school.tz)
+    if starts_at < earliest:
+        raise BookingError(
+            "too_soon", f"Tours need at least {school.min_notice_hours} hours' notice.",
+            field="preferred_date", alternatives=next_open_slots(school, now=now),
+        )
+    return starts_at
+
+
+def _take_seat(school: School, starts_at: dt.datetime, *, now: dt.datetime | None) -> TourSlot:
+    """Take one seat in the slot, inside the caller's transaction; BookingError when full."""
+    slot, _ = TourSlot.objects.get_or_create(school=school, starts_at=starts_at,
+                                             defaults={"capacity": school.seats_per_tour})
+    taken = TourSlot.objects.filter(pk=slot.pk, seats_taken__lt=F("capacity")).update(
+        seats_taken=F("seats_taken") + 1
+    )
+    if not taken:
+        local = starts_at.astimezone(school.tz)
+        others = [s for s in next_open_slots(school, after=local.date(), now=now) if s.starts_at != starts_at]
+        raise BookingError("slot_full", f"The {local:%H:%M} tour on {describe_date(local.date())} is fully booked.",
+                           field="preferred_time", alternatives=others)
+    return slot
+
+
+def _release_seat(slot_id: int) -> None:
+    TourSlot.objects.filter(pk=slot_id, seats_taken__gt=0).update(seats_taken=F("seats_taken") - 1)
+
+
+def _clean_details(school: School, parent_name: str, parent_phone: str, parent_email: str,
+                   child_name: str, child_age: int | None) -> tuple[str, str, str, str]:
+    missing = [name for name, value in (("parent_name", parent_name), ("parent_phone", parent_phone),
+                                        ("child_name", child_name)) if not (value or "").strip()]
+    if missing:
+        raise BookingError("missing_fields", f"Still needed: {', '.join(missing)}.", field=missing[0])
+    if child_age is not None and not 1 <= child_age <= 19:
+        raise BookingError("invalid_age", f"A child's age of {child_age} doesn't look right for a school tour.",
+                           field="child_age")
+    try:
+        phone = normalise_phone(parent_phone, school.default_phone_region)
+        email = normalise_email(parent_email) if parent_email else ""
+    except InvalidContactDetail as exc:
+        raise BookingError(f"invalid_{exc.field.removeprefix('parent_')}", exc.message, field=exc.field) from None
+    return parent_name.strip(), phone, email, child_name.strip()
+
+
+def book_tour(
+    *,
+    school: School,
+    contact,
+    parent_name: str,
+    parent_phone: str,
+    parent_email: str = "",
+    child_name: str,
+    child_age: int | None = None,
+    child_date_of_birth: dt.date | None = None,
+    local_date: dt.date,
+    local_time: dt.time,
+    special_requirements: str = "",
+    now: dt.datetime | None = None,
+) -> TourBooking:
+    """Book one seat on a tour for a contact of the school, with its CRM records."""
+    parent_name, phone, email, child_name = _clean_details(
+        school, parent_name, parent_phone, parent_email, child_name, child_age
+    )
+    starts_at = check_slot(school, local_date, local_time, now=now)
+    try:
+        with transaction.atomic():
+            slot = _take_seat(school, starts_at, now=now)
+            booking = TourBooking.objects.create(
+                school=school, contact=contact, slot=slot, starts_at=starts_at,
+                parent_name=parent_name, parent_phone=phone, parent_email=email,
+                child_name=child_name, child_age=child_age, child_date_of_birth=child_date_of_birth,
+                special_requirements=(special_requirements or "").strip(),
+            )
+            crm.fill_contact_details(contact, phone=phone, email=email, name=parent_name)
+            crm.record_tour_booked(booking)
+    except IntegrityError:
+        raise BookingError("already_booked", "You already have a place on that tour.",
+                           field="preferred_time") from None
+    return booking
+
+
+def reschedule_tour(
+    *, booking: TourBooking, new_date: dt.date, new_time: dt.time, now: dt.datetime | None = None
+) -> TourBooking:
+    """Move a tour: the new seat is taken and the old one released in one transaction.
+
+    The old booking is kept (status "rescheduled") and linked from the new one.
+    """
+    school = booking.school
+    _ensure_changeable(booking, now)
+    starts_at = check_slot(school, new_date, new_time, now=now)
+    if starts_at == booking.starts_at:
+        raise BookingError("same_slot", "Your tour is already at that time.", field="new_time")
+    with transaction.atomic():
+        old = TourBooking.objects.select_for_update().get(pk=booking.pk)
+        if old.status != TourBooking.Status.SCHEDULED:
+            raise BookingError("not_scheduled", f"Booking {old.reference} is {old.get_status_display().lower()}.")
+        slot = _take_seat(school, starts_at, now=now)
+        _release_seat(old.slot_id)
+        old.status = TourBooking.Status.RESCHEDULED
+        old.save(update_fields=["status", "updated_at"])
+        new = TourBooking.objects.create(
+            school=school, contact=old.contact, slot=slot, starts_at=starts_at, replaces=old,
+            parent_name=old.parent_name, parent_phone=old.parent_phone, parent_email=old.parent_email,
+            child_name=old.child_name, child_age=old.child_age, child_date_of_birth=old.child_date_of_birth,
+            special_requirements=old.special_requirements,
+        )
+        crm.record_tour_rescheduled(old, new)
+    return new
+
+
+def cancel_tour(*, booking: TourBooking, reason: str = "", now: dt.datetime | None = None) -> TourBooking:
+    """Cancel a tour and free its seat."""
+    _ensure_changeable(booking, now)
+    with transaction.atomic():
+        locked = TourBooking.objects.select_for_update().get(pk=booking.pk)
+        if locked.status != TourBooking.Status.SCHEDULED:
+            raise BookingError("not_scheduled", f"Booking {locked.reference} is already "
+                                                f"{locked.get_status_display().lower()}.")
+        _release_seat(locked.slot_id)
+        locked.status = TourBooking.Status.CANCELLED
+        locked.cancellation_reason = (reason or "").strip()[:300]
+        locked.cancelled_at = timezone.now()
+        locked.save(update_fields=["status", "cancellation_reason", "cancelled_at", "updated_at"])
+        crm.record_tour_cancelled(locked)
+    return locked
+
+
+def record_tour_outcome(*, booking: TourBooking, status: str) -> TourBooking:
+    """Staff mark a scheduled tour completed or no-show."""
+    if status not in (TourBooking.Status.COMPLETED, TourBooking.Status.NO_SHOW):
+        raise BookingError("invalid_status", "A tour outcome is either completed or no-show.")
+    with transaction.atomic():
+        locked = TourBooking.objects.select_for_update().get(pk=booking.pk)
+        if locked.status != TourBooking.Status.SCHEDULED:
+            raise BookingError("not_scheduled", f"Booking {locked.reference} is {locked.get_status_display().lower()}.")
+        locked.status = status
+        locked.save(update_fields=["status", "updated_at"])
+        crm.record_tour_outcome(locked)
+    return locked
+
+
+def _ensure_changeable(booking: TourBooking, now: dt.datetime | None) -> None:
+    if booking.status != TourBooking.Status.SCHEDULED:
+        raise BookingError("not_scheduled",
+                           f"Booking {booking.reference} is {booking.get_status_display().lower()}, not scheduled.")
+    if booking.starts_at <= (now or timezone.now()):
+        raise BookingError("tour_passed", f"The tour {booking.reference} has already taken place.")
+
+
+def request_callback(
+    *,
+    school: School,
+    contact,
+    parent_name: str,
+    parent_phone: str,
+    best_time: str = CallbackRequest.BestTime.ANYTIME,
+    specific_time: dt.time | None = None,
+    due_date: dt.date | None = None,
+    topic: str = "",
+    now: dt.datetime | None = None,
+) -> CallbackRequest:
+    """Ask admissions to call a parent back; due on `due_date` or the next working day."""
+    if not (parent_name or "").strip():
+        raise BookingError("missing_fields", "Please tell me your name.", field="parent_name")
+    try:
+        phone = normalise_phone(parent_phone, school.default_phone_region)
+    except InvalidContactDetail as exc:
+        raise BookingError("invalid_phone", exc.message, field="parent_phone") from None
+    if best_time not in CallbackRequest.BestTime.values:
+        raise BookingError("invalid_best_time", "Say morning, afternoon, evening or a time like 3pm.",
+                           field="best_time_to_call")
+    current = local_now(school, now)
+    due = due_date or _next_working_day(school, current)
+    if due < current.date():
+        raise BookingError("past_date", f"{describe_date(due)} has already passed.", field="best_time_to_call")
+    if due > current.date() + dt.timedelta(days=school.max_advance_days):
+        raise BookingError("beyond_window", "We can schedule a call within the next "
+                                            f"{school.max_advance_days} days.", field="best_time_to_call")
+    with transaction.atomic():
+        callback = CallbackRequest.objects.create(
+            school=school, contact=contact, parent_name=parent_name.strip(), parent_phone=phone,
+            best_time=best_time, specific_time=specific_time, due_date=due, topic=(topic or "").strip()[:500],
+        )
+        crm.fill_contact_details(contact, phone=phone, name=parent_name.strip())
+        crm.record_callback_requested(callback)
+    return callback
+
+
+def _next_working_day(school: School, current: dt.datetime) -> dt.date:
+    """Today if the office can still call this afternoon, else the next day the school is open."""
+    day = current.date() if current.hour < 15 else current.date() + dt.timedelta(days=1)
+    closed = set(SchoolClosure.objects.filter(school=school, date__gte=day).values_list("date", flat=True)[:60])
+    while day.weekday() in school.closed_weekdays or day in closed:
+        day += dt.timedelta(days=1)
+    return day
+
+
+def assign_callback(*, callback: CallbackRequest, user) -> CallbackRequest:
+    callback.assigned_to = user
+    callback.save(update_fields=["assigned_to"])
+    return callback
+
+
+def complete_callback(*, callback: CallbackRequest, user) -> CallbackRequest:
+    with transaction.atomic():
+        callback.status = CallbackRequest.Status.DONE
+        callback.handled_at = timezone.now()
+        callback.assigned_to = callback.assigned_to or user
+        callback.save(update_fields=["status", "handled_at", "assigned_to"])
+        crm.record_callback_done(callback)
+    return callback

@@ -1,0 +1,194 @@
+"""CRM services: contacts, the persistent context, and person -> deal -> activity.
+
+The local tables are always written, inside the caller's transaction, so the CRM
+view of a booking can never disagree with the booking itself. An external CRM
+(Pipedrive) is synced from these rows afterwards.
+"""
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
+
+
+def find_or_create_contact(
+    *,
+    school,
+    phone: str = "",
+    email: str = "",
+    name: str = "",
+    web_visitor_id: str = "",
+    chatwoot_contact_id: str = "",
+    whatsapp_name: str = "",
+) -> Contact:
+    """The school's contact for this identity, created on first sight.
+
+    Looked up by the strongest identifier given: Chatwoot id, web visitor id,
+    then phone (already E.164). Blank fields of an existing contact are filled in.
+    """
+    lookups = [
+        ("chatwoot_contact_id", str(chatwoot_contact_id or "")),
+        ("web_visitor_id", web_visitor_id),
+        ("phone", phone),
+    ]
+    fields = {"phone": phone, "email": email, "name": name, "whatsapp_name": whatsapp_name,
+              "web_visitor_id": web_visitor_id, "chatwoot_contact_id": str(chatwoot_contact_id or "")}
+    for _attempt in range(2):
+        for field, value in lookups:
+            if value:
+                contact = Contact.objects.filter(school=school, **{field: value}).first()
+                if contact:
+                    fill_contact_details(contact, **fields)
+                    return contact
+        try:
+            with transaction.atomic():
+                return Contact.objects.create(school=school, **fields)
+        except IntegrityError:
+            continue  # created by a concurrent request: look it up again
+    raise IntegrityError("Could not create or find the contact.")
+
+
+def fill_contact_details(contact: Contact, **fields: str) -> None:
+    """Fill the contact's blank fields; never overwrite what is there."""
+    changed = []
+    for field, value in fields.items():
+        if value and not getattr(contact, field):
+            if field == "phone" and Contact.objects.filter(school=contact.school_id, phone=value).exists():
+                continue  # that number belongs to another contact of this school
+            setattr(contact, field, value)
+            changed.append(field)
+    if changed:
+        contact.save(update_fields=[*changed, "updated_at"])
+
+
+def update_persistent_context(contact: Contact, **fields: Any) -> dict:
+    """Merge fields into the contact's persistent context; unknown keys are refused."""
+    unknown = set(fields) - set(PERSISTENT_CONTEXT_FIELDS)
+    if unknown:
+        raise ValueError(f"Not persistent context fields: {sorted(unknown)}")
+    with transaction.atomic():
+        # Read-modify-write under a row lock: the caller's instance may be stale.
+        current = Contact.objects.select_for_update().values_list("context", flat=True).get(pk=contact.pk)
+        contact.context = {**(current or {}), **fields}
+        Contact.objects.filter(pk=contact.pk).update(context=contact.context, updated_at=timezone.now())
+    return contact.context
+
+
+def set_preferred_name(contact: Contact, name: str) -> None:
+    contact.preferred_name = name
+    contact.save(update_fields=["preferred_name", "updated_at"])
+    update_persistent_context(contact, parent_preferred_name=name)
+
+
+def _open_deal(contact: Contact, title: str) -> Deal:
+    deal = Deal.objects.select_for_update().filter(contact=contact, is_open=True).first()
+    return deal or Deal.objects.create(contact=contact, title=title)
+
+
+def _tour_context(booking) -> dict[str, Any]:
+    local = booking.local_start
+    return {
+        "tour_booking_id": booking.reference,
+        "tour_scheduled_date": local.date().isoformat(),
+        "tour_scheduled_time": local.strftime("%H:%M"),
+        "tour_status": str(booking.status),
+    }
+
+
+def record_tour_booked(booking) -> Activity:
+    """Person -> deal -> tour activity for a new booking, and the contact's context."""
+    contact = booking.contact
+    contact.refresh_from_db(fields=["context"])
+    child, _ = Child.objects.get_or_create(contact=contact, name=booking.child_name)
+    if booking.child_age is not None and child.age != booking.child_age:
+        child.age = booking.child_age
+        child.save(update_fields=["age"])
+    deal = _open_deal(contact, f"Admission enquiry: {booking.child_name} ({booking.parent_name})")
+    if deal.stage != Deal.Stage.TOUR_BOOKED:
+        deal.stage = Deal.Stage.TOUR_BOOKED
+        deal.save(update_fields=["stage", "updated_at"])
+    activity = Activity.objects.create(
+        deal=deal,
+        contact=contact,
+        kind=Activity.Kind.TOUR,
+        subject=f"School tour: {booking.child_name} ({booking.reference})",
+        due_at=booking.starts_at,
+        duration_minutes=booking.school.tour_duration_minutes,
+        note=booking.special_requirements,
+        tour_booking=booking,
+    )
+    update_persistent_context(
+        contact,
+        parent_preferred_name=contact.context.get("parent_preferred_name") or booking.parent_name,
+        parent_preferred_phone=booking.parent_phone,
+        parent_preferred_email=booking.parent_email or contact.context.get("parent_preferred_email", ""),
+        child_name=booking.child_name,
+        tour_booked_at=timezone.now().isoformat(),
+        **_tour_context(booking),
+    )
+    return activity
+
+
+def record_tour_rescheduled(old, new) -> Activity | None:
+    """Move the tour activity to the new booking and time."""
+    activity = Activity.objects.filter(tour_booking=old).first()
+    if activity:
+        activity.tour_booking = new
+        activity.due_at = new.starts_at
+        activity.subject = f"School tour: {new.child_name} ({new.reference})"
+        activity.note = "\n".join(filter(None, [activity.note, f"Moved from {old.reference}."]))
+        activity.save()
+    update_persistent_context(new.contact, **_tour_context(new))
+    return activity
+
+
+def record_tour_cancelled(booking) -> Activity | None:
+    activity = Activity.objects.filter(tour_booking=booking).first()
+    if activity:
+        activity.done = True
+        reason = booking.cancellation_reason or "no reason given"
+        activity.note = "\n".join(filter(None, [activity.note, f"Cancelled: {reason}."]))
+        activity.save(update_fields=["done", "note", "updated_at"])
+    update_persistent_context(booking.contact, **_tour_context(booking))
+    return activity
+
+
+def record_tour_outcome(booking) -> None:
+    """A tour happened (or the family did not come): close its activity."""
+    Activity.objects.filter(tour_booking=booking).update(done=True, updated_at=timezone.now())
+    update_persistent_context(booking.contact, tour_status=str(booking.status))
+
+
+def record_callback_requested(callback) -> Activity:
+    contact = callback.contact
+    contact.refresh_from_db(fields=["context"])
+    deal = _open_deal(contact, f"Admission enquiry: {callback.parent_name}")
+    if deal.stage == Deal.Stage.ENQUIRY:
+        deal.stage = Deal.Stage.CALLBACK
+        deal.save(update_fields=["stage", "updated_at"])
+    activity = Activity.objects.create(
+        deal=deal,
+        contact=contact,
+        kind=Activity.Kind.CALLBACK,
+        subject=f"Call back {callback.parent_name} ({callback.get_best_time_display().lower()})",
+        due_date=callback.due_date,
+        note=callback.topic,
+        callback=callback,
+    )
+    update_persistent_context(
+        contact,
+        parent_preferred_name=contact.context.get("parent_preferred_name") or callback.parent_name,
+        parent_preferred_phone=callback.parent_phone,
+        callback_requested=True,
+        callback_preference=callback.best_time,
+        callback_date=callback.due_date.isoformat(),
+        callback_requested_at=timezone.now().isoformat(),
+    )
+    return activity
+
+
+def record_callback_done(callback) -> None:
+    Activity.objects.filter(callback=callback).update(done=True, updated_at=timezone.now())
+    update_persistent_context(callback.contact, callback_requested=False)

@@ -1,0 +1,166 @@
+"""factory-boy factories for every model."""
+
+import datetime as dt
+
+import factory
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
+from chatbot.models import Channel, Conversation, FaqEntry, Message, ReasoningStep
+from crm.models import Activity, Child, Contact, Deal
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"staff{n}")
+    email = factory.LazyAttribute(lambda u: f"{u.username}@school.example")
+    is_staff = True
+    password = factory.django.Password("correct-horse-battery")
+
+
+class SchoolFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = School
+        django_get_or_create = ("slug",)
+
+    slug = factory.Sequence(lambda n: f"school-{n}")
+    name = factory.Sequence(lambda n: f"Test School {n}")
+    time_zone = "Asia/Singapore"
+    address = "1 Test Road, Singapore 123456"
+    contact_email = "admissions@school.example"
+    tour_start_times = ["09:00", "11:00", "14:00", "16:00"]
+    tour_duration_minutes = 60
+    seats_per_tour = 5
+    max_advance_days = 30
+    min_notice_hours = 24
+    closed_weekdays = [5, 6]
+    default_phone_region = "SG"
+
+
+class SchoolClosureFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SchoolClosure
+
+    school = factory.SubFactory(SchoolFactory)
+    date = factory.LazyFunction(lambda: timezone.localdate() + dt.timedelta(days=10))
+    reason = "Public holiday"
+
+
+class ContactFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Contact
+
+    school = factory.SubFactory(SchoolFactory)
+    name = factory.Faker("name")
+    phone = factory.Sequence(lambda n: f"+65912{n:05d}")
+    email = factory.LazyAttribute(lambda c: f"parent{c.phone[-5:]}@mail.example")
+
+
+class ChildFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Child
+
+    contact = factory.SubFactory(ContactFactory)
+    name = factory.Faker("first_name")
+    age = 5
+
+
+class TourSlotFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = TourSlot
+
+    school = factory.SubFactory(SchoolFactory)
+    starts_at = factory.LazyFunction(lambda: timezone.now().replace(minute=0, second=0, microsecond=0)
+                                     + dt.timedelta(days=7))
+    capacity = 5
+
+
+class TourBookingFactory(factory.django.DjangoModelFactory):
+    """A booking row as stored; for the rules, book through bookings.services.book_tour."""
+
+    class Meta:
+        model = TourBooking
+
+    school = factory.SubFactory(SchoolFactory)
+    contact = factory.SubFactory(ContactFactory, school=factory.SelfAttribute("..school"))
+    slot = factory.SubFactory(TourSlotFactory, school=factory.SelfAttribute("..school"))
+    starts_at = factory.SelfAttribute("slot.starts_at")
+    parent_name = factory.SelfAttribute("contact.name")
+    parent_phone = factory.SelfAttribute("contact.phone")
+    child_name = factory.Faker("first_name")
+    child_age = 5
+
+
+class CallbackRequestFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = CallbackRequest
+
+    school = factory.SubFactory(SchoolFactory)
+    contact = factory.SubFactory(ContactFactory, school=factory.SelfAttribute("..school"))
+    parent_name = factory.SelfAttribute("contact.name")
+    parent_phone = factory.SelfAttribute("contact.phone")
+    best_time = CallbackRequest.BestTime.MORNING
+    due_date = factory.LazyFunction(lambda: timezone.localdate() + dt.timedelta(days=1))
+
+
+class DealFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Deal
+
+    contact = factory.SubFactory(ContactFactory)
+    title = factory.LazyAttribute(lambda d: f"Admission enquiry: {d.contact.name}")
+
+
+class ActivityFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Activity
+
+    deal = factory.SubFactory(DealFactory)
+    contact = factory.SelfAttribute("deal.contact")
+    kind = Activity.Kind.TOUR
+    subject = "School tour"
+
+
+class ConversationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Conversation
+
+    school = factory.SubFactory(SchoolFactory)
+    contact = factory.SubFactory(ContactFactory, school=factory.SelfAttribute("..school"))
+    channel = Channel.WEB
+
+
+class MessageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Message
+
+    conversation = factory.SubFactory(ConversationFactory)
+    role = Message.Role.USER
+    text = factory.Faker("sentence")
+    channel = factory.SelfAttribute("conversation.channel")
+
+
+class ReasoningStepFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ReasoningStep
+
+    message = factory.SubFactory(MessageFactory, role=Message.Role.ASSISTANT)
+    cycle = 1
+    position = factory.Sequence(lambda n: n)
+    kind = ReasoningStep.Kind.THINK
+    content = "Thinking"
+    created_at = factory.LazyFunction(timezone.now)
+
+
+class FaqEntryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = FaqEntry
+
+    school = factory.SubFactory(SchoolFactory)
+    question = factory.Sequence(lambda n: f"Question {n}?")
+    answer = factory.Faker("paragraph")
+    tags = factory.LazyFunction(list)

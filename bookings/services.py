@@ -278,21 +278,28 @@ def reschedule_tour(
     starts_at = check_slot(school, new_date, new_time, now=now)
     if starts_at == booking.starts_at:
         raise BookingError("same_slot", "Your tour is already at that time.", field="new_time")
-    with transaction.atomic():
-        old = TourBooking.objects.select_for_update().get(pk=booking.pk)
-        if old.status != TourBooking.Status.SCHEDULED:
-            raise BookingError("not_scheduled", f"Booking {old.reference} is {old.get_status_display().lower()}.")
-        slot = _take_seat(school, starts_at, now=now)
-        _release_seat(old.slot_id)
-        old.status = TourBooking.Status.RESCHEDULED
-        old.save(update_fields=["status", "updated_at"])
-        new = TourBooking.objects.create(
-            school=school, contact=old.contact, slot=slot, starts_at=starts_at, replaces=old,
-            parent_name=old.parent_name, parent_phone=old.parent_phone, parent_email=old.parent_email,
-            child_name=old.child_name, child_age=old.child_age, child_date_of_birth=old.child_date_of_birth,
-            special_requirements=old.special_requirements,
-        )
-        crm.record_tour_rescheduled(old, new)
+    try:
+        with transaction.atomic():
+            old = TourBooking.objects.select_for_update().get(pk=booking.pk)
+            if old.status != TourBooking.Status.SCHEDULED:
+                raise BookingError("not_scheduled", f"Booking {old.reference} is {old.get_status_display().lower()}.")
+            # Lock both seat rows in id order: two parents swapping tours at once must not deadlock.
+            target, _ = TourSlot.objects.get_or_create(school=school, starts_at=starts_at,
+                                                       defaults={"capacity": school.seats_per_tour})
+            list(TourSlot.objects.select_for_update(no_key=True).filter(pk__in=[old.slot_id, target.pk]).order_by("pk"))
+            slot = _take_seat(school, starts_at, now=now)
+            _release_seat(old.slot_id)
+            old.status = TourBooking.Status.RESCHEDULED
+            old.save(update_fields=["status", "updated_at"])
+            new = TourBooking.objects.create(
+                school=school, contact=old.contact, slot=slot, starts_at=starts_at, replaces=old,
+                parent_name=old.parent_name, parent_phone=old.parent_phone, parent_email=old.parent_email,
+                child_name=old.child_name, child_age=old.child_age, child_date_of_birth=old.child_date_of_birth,
+                special_requirements=old.special_requirements,
+            )
+            crm.record_tour_rescheduled(old, new)
+    except IntegrityError:
+        raise BookingError("already_booked", "You already have a place on that tour.", field="new_time") from None
     return new
 
 

@@ -1,9 +1,12 @@
 """The demo school page and the full-page chat."""
 
-from django.http import HttpRequest, HttpResponse
+from django.core import signing
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from bookings.models import School
+from bookings.models import School, TourBooking
+from chatbot.agent.blocks import ICS_SALT
+from chatbot.calendar import calendar_file
 
 
 def demo_page(request: HttpRequest) -> HttpResponse:
@@ -15,3 +18,15 @@ def demo_page(request: HttpRequest) -> HttpResponse:
 def chat_page(request: HttpRequest, school_slug: str) -> HttpResponse:
     school = get_object_or_404(School, slug=school_slug, is_active=True)
     return render(request, "chatbot/chat.html", {"school": school})
+
+
+def booking_ics(request: HttpRequest, token: str) -> HttpResponse:
+    """The tour as a calendar file; the link is signed, so only whoever got the confirmation can open it."""
+    try:
+        reference = signing.loads(token, salt=ICS_SALT)
+    except signing.BadSignature:
+        raise Http404("Unknown calendar link.") from None
+    booking = get_object_or_404(TourBooking.objects.select_related("school"), reference=reference)
+    response = HttpResponse(calendar_file(booking), content_type="text/calendar; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="tour-{booking.reference}.ics"'
+    return response

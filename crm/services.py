@@ -50,13 +50,19 @@ def find_or_create_contact(
     raise IntegrityError("Could not create or find the contact.")
 
 
+# Identifiers unique per school (see Contact.Meta.constraints).
+_UNIQUE_IDENTIFIERS = ("phone", "web_visitor_id", "chatwoot_contact_id")
+
+
 def fill_contact_details(contact: Contact, **fields: str) -> None:
     """Fill the contact's blank fields; never overwrite what is there."""
     changed = []
     for field, value in fields.items():
         if value and not getattr(contact, field):
-            if field == "phone" and Contact.objects.filter(school=contact.school_id, phone=value).exists():
-                continue  # that number belongs to another contact of this school
+            if field in _UNIQUE_IDENTIFIERS and (
+                Contact.objects.filter(school=contact.school_id, **{field: value}).exclude(pk=contact.pk).exists()
+            ):
+                continue  # that number (or chat id) belongs to another contact of this school
             setattr(contact, field, value)
             changed.append(field)
     if changed:

@@ -1,0 +1,93 @@
+"""Structured reply blocks derived from a turn's tool results.
+
+The model answers in plain text; the blocks (slot buttons, confirmation cards,
+topic chips) come from what the tools actually returned, so every model gets
+them and they can never disagree with the database. Channels without buttons
+show the text, which always carries the same information.
+"""
+
+from django.core import signing
+from django.urls import reverse
+
+from chatbot.models import Conversation
+
+ICS_SALT = "chatbot.booking-ics"
+
+
+def slot_value(slot: dict) -> str:
+    """What a slot button sends back as the parent's message: readable and unambiguous."""
+    return f"{slot['weekday']} {slot['date']} at {slot['time']}"
+
+
+def _slot_buttons(slots: list[dict]) -> dict:
+    return {"type": "buttons", "options": [{"label": s["label"], "value": slot_value(s)} for s in slots]}
+
+
+def _booking_card(result: dict, rescheduled: bool = False) -> dict:
+    details = result["confirmation_details"]
+    return {
+        "type": "booking_confirmation",
+        "booking_id": result["booking_id"],
+        "rescheduled": rescheduled,
+        "date": details["date"],
+        "weekday": details["weekday"],
+        "time": details["time"],
+        "label": details["label"],
+        "child_name": details["child_name"],
+        "school": details["school"],
+        "address": details["address"],
+        "ics_url": reverse("chatbot:booking_ics", args=[signing.dumps(result["booking_id"], salt=ICS_SALT)]),
+    }
+
+
+def blocks_for(observations: list[tuple[str, dict]]) -> list[dict]:
+    """Blocks for the turn, from (tool name, result) pairs in order; the latest relevant result wins."""
+    blocks: list[dict] = []
+    slots: list[dict] = []
+    for name, result in observations:
+        status = result.get("status")
+        if name == "check_availability":
+            slots = result.get("available_slots") or result.get("alternatives") or []
+        elif name in ("book_tour", "manage_tour_booking"):
+            if status == "success" and result.get("action") == "cancelled":
+                blocks.append({"type": "notice", "text": result["message"]})
+                slots = []
+            elif status == "success":
+                blocks.append(_booking_card(result, rescheduled=result.get("action") == "rescheduled"))
+                slots = []
+            else:
+                slots = result.get("alternatives") or result.get("options") or slots
+        elif name == "request_callback" and status == "success":
+            blocks.append({"type": "callback_confirmation", "callback_id": result["callback_id"], **result["details"]})
+        elif name == "get_faq_answer" and status == "success" and result.get("related_topics"):
+            blocks.append({"type": "chips", "options": [{"label": t, "value": t} for t in result["related_topics"]]})
+    if slots:
+        blocks.append(_slot_buttons(slots))
+    return blocks
+
+
+OUTCOME_PRIORITY = [
+    Conversation.Outcome.BOOKED,
+    Conversation.Outcome.RESCHEDULED,
+    Conversation.Outcome.CANCELLED,
+    Conversation.Outcome.CALLBACK,
+    Conversation.Outcome.FAQ_ONLY,
+]
+
+
+def outcome_of(observations: list[tuple[str, dict]], current: str) -> str:
+    """The conversation's outcome after this turn: the most significant thing that happened so far."""
+    found = {current} if current else set()
+    for name, result in observations:
+        if result.get("status") != "success":
+            continue
+        if name == "book_tour":
+            found.add(Conversation.Outcome.BOOKED)
+        elif name == "manage_tour_booking":
+            found.add(Conversation.Outcome.RESCHEDULED if result.get("action") == "rescheduled"
+                      else Conversation.Outcome.CANCELLED)
+        elif name == "request_callback":
+            found.add(Conversation.Outcome.CALLBACK)
+        elif name == "get_faq_answer":
+            found.add(Conversation.Outcome.FAQ_ONLY)
+    return next((o for o in OUTCOME_PRIORITY if o in found), current)

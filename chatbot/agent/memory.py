@@ -1,0 +1,119 @@
+"""The active memory of a contact's session, in Redis (seed 000's key layout).
+
+- `react_context:{school}_{contact}`        the active task state, JSON, 1 h TTL
+- `react_context:{school}_{contact}:lock`   the session lock: one turn per contact at a time
+- `react_context:{school}_{contact}:queue`  messages that arrived while a turn was running
+- `new_messages:{school}_{contact}`         flag: the queue has something
+
+The lock is its own key because the active context outlives a turn. The queue is
+the fast signal; the database (messages without `processed_at`) is the truth, so
+a lost Redis never loses a message.
+"""
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from config.redis import get_async_redis, get_redis
+
+ACTIVE_FIELDS = (
+    "parent_name", "parent_phone", "parent_email", "child_name", "child_age",
+    "preferred_date", "preferred_time", "special_requirements", "preferred_name",
+)
+
+
+def context_key(school_id: int, contact_id: int) -> str:
+    return f"react_context:{school_id}_{contact_id}"
+
+
+def lock_key(school_id: int, contact_id: int) -> str:
+    return f"{context_key(school_id, contact_id)}:lock"
+
+
+def queue_key(school_id: int, contact_id: int) -> str:
+    return f"{context_key(school_id, contact_id)}:queue"
+
+
+def flag_key(school_id: int, contact_id: int) -> str:
+    return f"new_messages:{school_id}_{contact_id}"
+
+
+@dataclass
+class ActiveContext:
+    """What the agent is in the middle of doing for one contact."""
+
+    school_id: int
+    contact_id: int
+    task_type: str = ""
+    collected: dict[str, Any] = field(default_factory=dict)
+    slots_shown: list[dict] = field(default_factory=list)
+    last_booking_id: str = ""
+    session_started_at: str = ""
+
+    def as_prompt_dict(self) -> dict:
+        return {"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
+                "last_booking_id": self.last_booking_id}
+
+    def _to_json(self) -> str:
+        return json.dumps({"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
+                           "last_booking_id": self.last_booking_id, "session_started_at": self.session_started_at})
+
+    @classmethod
+    def _from_json(cls, school_id: int, contact_id: int, raw: str | None) -> "ActiveContext":
+        data = json.loads(raw) if raw else {}
+        return cls(school_id, contact_id, data.get("task_type", ""), data.get("collected", {}),
+                   data.get("slots_shown", []), data.get("last_booking_id", ""),
+                   data.get("session_started_at") or timezone.now().isoformat())
+
+    @classmethod
+    def load(cls, school_id: int, contact_id: int) -> "ActiveContext":
+        return cls._from_json(school_id, contact_id, get_redis().get(context_key(school_id, contact_id)))
+
+    def save(self) -> None:
+        get_redis().set(context_key(self.school_id, self.contact_id), self._to_json(),
+                        ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+
+    def delete(self) -> None:
+        get_redis().delete(context_key(self.school_id, self.contact_id))
+
+
+def session_lock(school_id: int, contact_id: int):
+    """A non-blocking Redis lock (token-checked release and extend, via redis-py's Lock)."""
+    return get_async_redis().lock(
+        lock_key(school_id, contact_id), timeout=settings.SESSION_LOCK_TTL_SECONDS, blocking=False
+    )
+
+
+async def enqueue(school_id: int, contact_id: int, message_id: int, text: str) -> None:
+    """Note a message that arrived while a turn runs, and raise the flag the turn watches."""
+    client = get_async_redis()
+    entry = json.dumps({"message_id": message_id, "message": text, "timestamp": timezone.now().isoformat()})
+    async with client.pipeline(transaction=True) as pipe:
+        pipe.rpush(queue_key(school_id, contact_id), entry)
+        pipe.expire(queue_key(school_id, contact_id), settings.ACTIVE_CONTEXT_TTL_SECONDS)
+        pipe.set(flag_key(school_id, contact_id), "1", ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+        await pipe.execute()
+
+
+async def has_new_messages(school_id: int, contact_id: int) -> bool:
+    return bool(await get_async_redis().exists(flag_key(school_id, contact_id)))
+
+
+def drain_queue(school_id: int, contact_id: int) -> list[dict]:
+    """Take (and clear) the queued entries and the flag, atomically."""
+    client = get_redis()
+    with client.pipeline(transaction=True) as pipe:
+        pipe.lrange(queue_key(school_id, contact_id), 0, -1)
+        pipe.delete(queue_key(school_id, contact_id))
+        pipe.delete(flag_key(school_id, contact_id))
+        raw, _, _ = pipe.execute()
+    return [json.loads(item) for item in raw]
+
+
+def end_session(school_id: int, contact_id: int) -> None:
+    """Forget the active state (the persistent context already holds what matters)."""
+    get_redis().delete(context_key(school_id, contact_id), queue_key(school_id, contact_id),
+                       flag_key(school_id, contact_id))

@@ -1,0 +1,496 @@
+"""The seven tools (seed 000's names and shapes): thin adapters from a model's strings to typed services.
+
+Each tool is a plain function whose typed signature and docstring become the
+schema the model sees (langchain-core), so the contract is written once. The
+conversation a call belongs to comes from `current_context`, set by the loop.
+Tools validate everything and answer with a JSON-able dict; they never raise.
+"""
+
+import asyncio
+import contextvars
+import datetime as dt
+import inspect
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from channels.db import database_sync_to_async
+from django.db import transaction
+from django.utils import timezone
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from bookings import selectors as booking_selectors
+from bookings import services as bookings
+from bookings.models import CallbackRequest, School
+from bookings.services import BookingError, SlotView, describe_date
+from chatbot import faq
+from chatbot.agent import memory
+from chatbot.agent.datetimes import parse_date, parse_time, time_of_day
+from chatbot.models import Conversation, Message
+from crm import services as crm
+from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
+from crm.models import Contact
+
+logger = logging.getLogger(__name__)
+
+MAX_SLOTS_SHOWN = 8
+TOOL_TIMEOUT_SECONDS = 20
+REQUIRED_FOR_BOOKING = ("parent_name", "parent_phone", "child_name", "child_age", "preferred_date", "preferred_time")
+
+
+@dataclass
+class ToolContext:
+    """Who the tools act for, during one turn."""
+
+    school: School
+    contact: Contact
+    conversation: Conversation
+    active: memory.ActiveContext
+    history: list[str] = field(default_factory=list)
+    turn_message_ids: set[int] = field(default_factory=set)
+    now: dt.datetime | None = None
+
+    @property
+    def today(self) -> dt.date:
+        return bookings.local_now(self.school, self.now).date()
+
+
+current_context: contextvars.ContextVar[ToolContext] = contextvars.ContextVar("tool_context")
+
+
+def _ctx() -> ToolContext:
+    return current_context.get()
+
+
+def _slot_dicts(slots: list[SlotView]) -> list[dict]:
+    return [slot.as_dict() for slot in slots[:MAX_SLOTS_SHOWN]]
+
+
+def _error(message: str, **extra) -> dict:
+    return {"status": "error", "message": message, **extra}
+
+
+def _booking_error(exc: BookingError) -> dict:
+    result = _error(exc.message, field=exc.field, code=exc.code)
+    if exc.alternatives:
+        result["alternatives"] = _slot_dicts(exc.alternatives)
+        _ctx().active.slots_shown = result["alternatives"]
+    return result
+
+
+def _booking_summary(booking) -> dict:
+    local = booking.local_start
+    return {
+        "booking_id": booking.reference,
+        "date": local.date().isoformat(),
+        "weekday": local.strftime("%A"),
+        "time": local.strftime("%H:%M"),
+        "child_name": booking.child_name,
+    }
+
+
+def _your_bookings(contact: Contact) -> list[dict]:
+    return [_booking_summary(b) for b in booking_selectors.upcoming_bookings(contact)[:5]]
+
+
+def _normalise_times(preferred_times: list[str] | str | None) -> list[str]:
+    if isinstance(preferred_times, str):
+        preferred_times = [preferred_times]
+    result = []
+    for item in preferred_times or []:
+        exact = parse_time(item)
+        result.append(exact.strftime("%H:%M") if exact else (time_of_day(item) or str(item).strip().lower()))
+    return [item for item in result if item]
+
+
+def check_availability(
+    date_range_start: str | None = None,
+    date_range_end: str | None = None,
+    preferred_times: list[str] | None = None,
+) -> dict:
+    """Check open campus tour slots in a date range, optionally only at preferred times.
+
+    Args:
+        date_range_start: First day to look at, ISO "2026-09-15" or a phrase like "next Tuesday". Default: the
+            earliest day that can be booked.
+        date_range_end: Last day to look at (inclusive). Default: six days after the start.
+        preferred_times: Times of day and/or exact times, e.g. ["morning"], ["afternoon"], ["10:00", "14:00"].
+    """
+    ctx = _ctx()
+    start = parse_date(date_range_start, ctx.today) if date_range_start else ctx.today
+    if date_range_start and start is None:
+        return _error(f"I couldn't read the date “{date_range_start}”. Try a date like 25 November or next Tuesday.")
+    end = parse_date(date_range_end, ctx.today) if date_range_end else None
+    if date_range_end and end is None:
+        return _error(f"I couldn't read the date “{date_range_end}”.")
+    end = end or start + dt.timedelta(days=6)
+    if end < start:
+        start, end = end, start
+    times = _normalise_times(preferred_times)
+    slots = bookings.available_slots(ctx.school, start, end, times, now=ctx.now)
+    ctx.active.task_type = ctx.active.task_type or "tour_booking"
+    if slots:
+        shown = _slot_dicts(slots)
+        ctx.active.slots_shown = shown
+        result = {"status": "success", "date_range": {"start": start.isoformat(), "end": end.isoformat()},
+                  "available_slots": shown}
+        if len(slots) > len(shown):
+            result["more_available"] = len(slots) - len(shown)
+        return result
+    alternatives = _slot_dicts(bookings.next_open_slots(ctx.school, after=start, now=ctx.now))
+    ctx.active.slots_shown = alternatives
+    wanted = f" in the {', '.join(times)}" if times else ""
+    span = describe_date(start) if start == end else f"{describe_date(start)} to {describe_date(end)}"
+    return {"status": "no_match", "message": f"No open tours{wanted} from {span}.", "alternatives": alternatives}
+
+
+def _clean_field(name: str, value, ctx: ToolContext):
+    """A collected value in its stored form, or raise ValueError with a message for the parent."""
+    text = str(value).strip()
+    if name == "child_age":
+        try:
+            return int(float(text.split()[0]))
+        except (ValueError, IndexError):
+            raise ValueError(f"I couldn't read “{text}” as an age in years.") from None
+    if name == "preferred_date":
+        day = parse_date(text, ctx.today)
+        if day is None:
+            raise ValueError(f"I couldn't read the date “{text}”.")
+        return day.isoformat()
+    if name == "preferred_time":
+        exact = parse_time(text)
+        if exact:
+            return exact.strftime("%H:%M")
+        if time_of_day(text):
+            return time_of_day(text)
+        raise ValueError(f"I couldn't read the time “{text}”.")
+    try:
+        if name == "parent_phone":
+            return normalise_phone(text, ctx.school.default_phone_region)
+        if name == "parent_email":
+            return normalise_email(text)
+    except InvalidContactDetail as exc:
+        raise ValueError(exc.message) from None
+    return text
+
+
+def book_tour(
+    parent_name: str | None = None,
+    parent_phone: str | None = None,
+    parent_email: str | None = None,
+    child_name: str | None = None,
+    child_age: int | None = None,
+    preferred_date: str | None = None,
+    preferred_time: str | None = None,
+    special_requirements: str | None = None,
+) -> dict:
+    """Book a campus tour. Call it with whatever is known so far: it remembers what was given and answers
+    "missing_fields" until it has everything, then books (parent, deal and activity in the CRM) and returns
+    the booking reference.
+
+    Args:
+        parent_name: The parent's full name.
+        parent_phone: The parent's phone number, with country code if not local.
+        parent_email: The parent's e-mail (optional).
+        child_name: The child's name.
+        child_age: The child's age in years.
+        preferred_date: Tour date, ISO "2026-09-15" or a phrase like "next Tuesday".
+        preferred_time: Tour start time, e.g. "09:00" or "2pm" (one of the school's tour times).
+        special_requirements: Anything the school should know (wheelchair access, siblings coming...).
+    """
+    ctx = _ctx()
+    given = {"parent_name": parent_name, "parent_phone": parent_phone, "parent_email": parent_email,
+             "child_name": child_name, "child_age": child_age, "preferred_date": preferred_date,
+             "preferred_time": preferred_time, "special_requirements": special_requirements}
+    ctx.active.task_type = "tour_booking"
+    problems = {}
+    for name, value in given.items():
+        if value is None or str(value).strip() == "":
+            continue
+        try:
+            ctx.active.collected[name] = _clean_field(name, value, ctx)
+        except ValueError as exc:
+            problems[name] = str(exc)
+            ctx.active.collected.pop(name, None)
+    collected = ctx.active.collected
+    if problems:
+        name, message = next(iter(problems.items()))
+        return _error(message, field=name, collected=collected)
+    missing = [name for name in REQUIRED_FOR_BOOKING if collected.get(name) in (None, "")]
+    if collected.get("preferred_time") in ("morning", "afternoon", "evening") and collected.get("preferred_date"):
+        day = dt.date.fromisoformat(collected["preferred_date"])
+        options = bookings.available_slots(ctx.school, day, day, [collected["preferred_time"]], now=ctx.now)
+        ctx.active.slots_shown = _slot_dicts(options) or ctx.active.slots_shown
+        return {"status": "missing_fields", "missing": ["preferred_time"], "collected": collected,
+                "message": "Please choose an exact tour start time.", "options": _slot_dicts(options)}
+    if missing:
+        return {"status": "missing_fields", "missing": missing, "collected": collected}
+    try:
+        booking = bookings.book_tour(
+            school=ctx.school, contact=ctx.contact, parent_name=collected["parent_name"],
+            parent_phone=collected["parent_phone"], parent_email=collected.get("parent_email", ""),
+            child_name=collected["child_name"], child_age=collected["child_age"],
+            local_date=dt.date.fromisoformat(collected["preferred_date"]),
+            local_time=dt.time.fromisoformat(collected["preferred_time"]),
+            special_requirements=collected.get("special_requirements", ""), now=ctx.now,
+        )
+    except BookingError as exc:
+        if exc.field in collected:
+            collected.pop(exc.field)
+        return _booking_error(exc)
+    ctx.active.collected = {}
+    ctx.active.slots_shown = []
+    ctx.active.task_type = ""
+    ctx.active.last_booking_id = booking.reference
+    return {"status": "success", "booking_id": booking.reference, "confirmation_details": _confirmation(booking)}
+
+
+def _confirmation(booking) -> dict:
+    local = booking.local_start
+    return {
+        "date": local.date().isoformat(),
+        "weekday": local.strftime("%A"),
+        "time": local.strftime("%H:%M"),
+        "label": f"{describe_date(local.date())}, {local:%H:%M}",
+        "duration_minutes": booking.school.tour_duration_minutes,
+        "child_name": booking.child_name,
+        "child_age": booking.child_age,
+        "parent_name": booking.parent_name,
+        "parent_phone": booking.parent_phone,
+        "parent_email": booking.parent_email,
+        "school": booking.school.name,
+        "address": booking.school.address,
+    }
+
+
+def manage_tour_booking(
+    booking_id: str,
+    action: str,
+    new_date: str | None = None,
+    new_time: str | None = None,
+    cancellation_reason: str | None = None,
+) -> dict:
+    """Reschedule or cancel one of this parent's own tour bookings.
+
+    Args:
+        booking_id: The booking reference the parent was given, e.g. "T-7KQ3XM".
+        action: "reschedule" or "cancel".
+        new_date: For reschedule: the new date, ISO or a phrase like "Friday".
+        new_time: For reschedule: the new start time, e.g. "10:00".
+        cancellation_reason: For cancel: why, in the parent's words (optional).
+    """
+    ctx = _ctx()
+    verb = (action or "").strip().lower()
+    verb = {"move": "reschedule", "change": "reschedule", "rebook": "reschedule"}.get(verb, verb)
+    if verb not in ("reschedule", "cancel"):
+        return _error(f"Unknown action “{action}”: use \"reschedule\" or \"cancel\".")
+    if not (booking_id or "").strip():
+        return {"status": "missing_fields", "missing": ["booking_id"], "your_bookings": _your_bookings(ctx.contact)}
+    booking = booking_selectors.contact_booking(ctx.contact, booking_id)
+    if booking is None:
+        reference = booking_selectors.normalise_reference(booking_id)
+        return _error(f"No booking {reference} found for you.", your_bookings=_your_bookings(ctx.contact))
+    try:
+        if verb == "cancel":
+            cancelled = bookings.cancel_tour(booking=booking, reason=cancellation_reason or "", now=ctx.now)
+            local = cancelled.local_start
+            return {"status": "success", "action": "cancelled", "booking_id": cancelled.reference,
+                    "message": f"The tour on {describe_date(local.date())} at {local:%H:%M} is cancelled."}
+        return _reschedule(ctx, booking, new_date, new_time)
+    except BookingError as exc:
+        return _booking_error(exc)
+
+
+def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str | None) -> dict:
+    if not new_date and not new_time:
+        return {"status": "missing_fields", "missing": ["new_date", "new_time"],
+                "your_bookings": [_booking_summary(booking)]}
+    local = booking.local_start
+    day = parse_date(new_date, ctx.today) if new_date else local.date()
+    if day is None:
+        return _error(f"I couldn't read the date “{new_date}”.", field="new_date")
+    start_time = parse_time(new_time) if new_time else local.time()
+    if start_time is None:
+        options = bookings.available_slots(ctx.school, day, day, [time_of_day(new_time) or "any"], now=ctx.now)
+        ctx.active.slots_shown = _slot_dicts(options)
+        return {"status": "missing_fields", "missing": ["new_time"], "options": _slot_dicts(options),
+                "message": "Please choose an exact tour start time."}
+    new = bookings.reschedule_tour(booking=booking, new_date=day, new_time=start_time, now=ctx.now)
+    ctx.active.last_booking_id = new.reference
+    new_local = new.local_start
+    return {"status": "success", "action": "rescheduled", "booking_id": new.reference,
+            "previous_booking_id": booking.reference,
+            "message": f"Moved from {describe_date(local.date())} at {local:%H:%M} to "
+                       f"{describe_date(new_local.date())} at {new_local:%H:%M}.",
+            "confirmation_details": _confirmation(new)}
+
+
+def _read_best_time(text: str, today: dt.date) -> tuple[str, dt.time | None, dt.date | None]:
+    lowered = (text or "").strip().lower()
+    part = time_of_day(lowered)
+    exact = None if part else parse_time(lowered.split()[-1] if lowered else "")
+    day = None
+    date_words = lowered
+    for word in ("morning", "afternoon", "evening", "anytime", "any time", "in the", "at"):
+        date_words = date_words.replace(word, " ")
+    if exact:
+        date_words = date_words.replace(lowered.split()[-1], " ")
+    if date_words.strip():
+        day = parse_date(date_words.strip(), today)
+    if part:
+        return part, None, day
+    if exact:
+        return CallbackRequest.BestTime.SPECIFIC, exact, day
+    return CallbackRequest.BestTime.ANYTIME, None, day
+
+
+def request_callback(parent_name: str, parent_phone: str, best_time_to_call: str, topic: str | None = None) -> dict:
+    """Ask the admissions team to phone the parent back.
+
+    Args:
+        parent_name: The parent's name.
+        parent_phone: The number to call, with country code if not local.
+        best_time_to_call: "morning", "afternoon", "evening", "anytime", or a time/day like "tomorrow 3pm".
+        topic: What they want to talk about (optional).
+    """
+    ctx = _ctx()
+    name = (parent_name or "").strip() or ctx.active.collected.get("parent_name") or ctx.contact.name
+    phone = (parent_phone or "").strip() or ctx.active.collected.get("parent_phone") or ctx.contact.phone
+    missing = [f for f, v in (("parent_name", name), ("parent_phone", phone),
+                              ("best_time_to_call", (best_time_to_call or "").strip())) if not v]
+    if missing:
+        return {"status": "missing_fields", "missing": missing}
+    best, exact, day = _read_best_time(best_time_to_call, ctx.today)
+    try:
+        callback = bookings.request_callback(school=ctx.school, contact=ctx.contact, parent_name=name,
+                                             parent_phone=phone, best_time=best, specific_time=exact, due_date=day,
+                                             topic=topic or "", now=ctx.now)
+    except BookingError as exc:
+        return _booking_error(exc)
+    ctx.active.task_type = ""
+    when = callback.specific_time.strftime("%H:%M") if callback.specific_time else callback.get_best_time_display()
+    return {"status": "success", "callback_id": callback.reference, "details": {
+        "parent_name": callback.parent_name, "parent_phone": callback.parent_phone,
+        "best_time_to_call": when.lower() if not callback.specific_time else when,
+        "due_date": callback.due_date.isoformat(), "weekday": callback.due_date.strftime("%A"),
+        "topic": callback.topic,
+    }}
+
+
+def get_faq_answer(question: str) -> dict:
+    """Answer a question about the school (fees, curriculum, lunch, transport, uniforms, enrolment, tours...)
+    from the school's own FAQ. Never answer such questions without it.
+
+    Args:
+        question: The parent's question, in their words.
+    """
+    ctx = _ctx()
+    return faq.answer_question(ctx.school, question, history=ctx.history)
+
+
+def update_context(field_to_update: str, new_value: str, reason: str | None = None) -> dict:
+    """Record a correction or new detail ("sorry, it's Jon not John", "make it 3pm").
+
+    Args:
+        field_to_update: One of parent_name, parent_phone, parent_email, child_name, child_age, preferred_date,
+            preferred_time, special_requirements, preferred_name.
+        new_value: The corrected value.
+        reason: "user_correction" or "new_information".
+    """
+    ctx = _ctx()
+    name = (field_to_update or "").strip()
+    if name not in memory.ACTIVE_FIELDS:
+        return _error(f"“{name}” is not a field I keep. Use one of: {', '.join(memory.ACTIVE_FIELDS)}.")
+    try:
+        value = _clean_field(name, new_value, ctx)
+    except ValueError as exc:
+        return _error(str(exc), field=name)
+    if name == "preferred_name":
+        old = ctx.contact.preferred_name
+        crm.set_preferred_name(ctx.contact, value)
+    else:
+        old = ctx.active.collected.get(name)
+        ctx.active.collected[name] = value
+    result = {"status": "updated", "field": name, "old_value": old, "new_value": value, "reason": reason or ""}
+    if ctx.active.last_booking_id and name in ("preferred_date", "preferred_time"):
+        result["note"] = (f"Tour {ctx.active.last_booking_id} is already booked: use manage_tour_booking to move it.")
+    return result
+
+
+def take_unread(ctx: ToolContext) -> list[Message]:
+    """The parent's messages that arrived during this turn, taken into it (marked processed), in order."""
+    memory.drain_queue(ctx.school.pk, ctx.contact.pk)
+    with transaction.atomic():
+        pending = list(
+            Message.objects.select_for_update()
+            .filter(conversation__contact=ctx.contact, role=Message.Role.USER, processed_at__isnull=True)
+            .exclude(pk__in=ctx.turn_message_ids)
+            .order_by("created_at", "id")
+        )
+        Message.objects.filter(pk__in=[m.pk for m in pending]).update(processed_at=timezone.now())
+    ctx.turn_message_ids.update(m.pk for m in pending)
+    return pending
+
+
+def check_unread_messages() -> dict:
+    """Check for messages the parent sent while you were working, and take them into this turn."""
+    pending = take_unread(_ctx())
+    return {"has_unread": bool(pending),
+            "messages": [{"message": m.text, "timestamp": m.created_at.isoformat()} for m in pending]}
+
+
+TOOLS: dict[str, Callable[..., dict]] = {
+    fn.__name__: fn
+    for fn in (check_availability, book_tour, manage_tour_booking, request_callback, get_faq_answer,
+               update_context, check_unread_messages)
+}
+TOOL_SCHEMAS: list[dict] = [convert_to_openai_tool(fn) for fn in TOOLS.values()]
+
+
+def _run_tool(name: str, arguments: dict) -> dict:
+    try:
+        result = TOOLS[name](**arguments)
+    except BookingError as exc:
+        result = _booking_error(exc)
+    except Exception:  # a tool must answer, never crash the turn
+        logger.exception("tool %s failed", name)
+        result = _error("Something went wrong on our side while doing that. Please try again in a moment.")
+    _ctx().active.save()
+    return result
+
+
+def parse_arguments(name: str, raw: str | dict | None) -> tuple[dict | None, dict | None]:
+    """(arguments, None) when the call can run, else (None, an error result for the model)."""
+    if name not in TOOLS:
+        return None, _error(f"There is no tool called “{name}”. Available: {', '.join(TOOLS)}.")
+    try:
+        arguments = raw if isinstance(raw, dict) else json.loads(raw or "{}")
+    except json.JSONDecodeError as exc:
+        return None, _error(f"The arguments for {name} were not valid JSON ({exc.msg}). Send a JSON object.")
+    if not isinstance(arguments, dict):
+        return None, _error(f"The arguments for {name} must be a JSON object.")
+    params = inspect.signature(TOOLS[name]).parameters
+    unknown = sorted(set(arguments) - set(params))
+    if unknown:
+        return None, _error(f"{name} has no argument(s) {', '.join(unknown)}. It takes: {', '.join(params)}.")
+    missing = [p.name for p in params.values() if p.default is inspect.Parameter.empty and p.name not in arguments]
+    if missing:
+        return None, {"status": "missing_fields", "missing": missing,
+                      "message": f"{name} needs {', '.join(missing)}."}
+    return arguments, None
+
+
+async def execute(name: str, raw_arguments: str | dict | None, ctx: ToolContext) -> tuple[dict | None, dict]:
+    """Run one tool call for the model: (parsed arguments, result). Never raises."""
+    arguments, problem = parse_arguments(name, raw_arguments)
+    if problem:
+        return arguments, problem
+    current_context.set(ctx)
+    try:
+        result = await asyncio.wait_for(
+            database_sync_to_async(_run_tool, thread_sensitive=False)(name, arguments), TOOL_TIMEOUT_SECONDS
+        )
+    except TimeoutError:
+        result = _error(f"{name} took too long to answer. Please try again.")
+    return arguments, result

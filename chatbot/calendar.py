@@ -1,0 +1,34 @@
+"""An iCalendar (RFC 5545) file for a booked tour, for "add to calendar"."""
+
+import datetime as dt
+
+from bookings.models import TourBooking
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+
+
+def calendar_file(booking: TourBooking) -> str:
+    start = booking.starts_at.astimezone(dt.UTC)
+    end = start + dt.timedelta(minutes=booking.school.tour_duration_minutes)
+    stamp = "%Y%m%dT%H%M%SZ"
+    status = "CANCELLED" if booking.status == TourBooking.Status.CANCELLED else "CONFIRMED"
+    lines = [
+        "BEGIN:VCALENDAR",
+        "VERSION:2.0",
+        "PRODID:-//School tour concierge//EN",
+        "METHOD:PUBLISH",
+        "BEGIN:VEVENT",
+        f"UID:{booking.reference}@{booking.school.slug}.concierge",
+        f"DTSTAMP:{dt.datetime.now(dt.UTC):{stamp}}",
+        f"DTSTART:{start:{stamp}}",
+        f"DTEND:{end:{stamp}}",
+        f"SUMMARY:{_escape(f'School tour at {booking.school.name} ({booking.child_name})')}",
+        f"LOCATION:{_escape(booking.school.address)}",
+        f"DESCRIPTION:{_escape(f'Booking reference {booking.reference}.')}",
+        f"STATUS:{status}",
+        "END:VEVENT",
+        "END:VCALENDAR",
+    ]
+    return "\r\n".join(lines) + "\r\n"

@@ -1,0 +1,181 @@
+"""The web chat channel: the websocket consumer and its turn observer.
+
+Protocol v1 (see README "Web chat protocol"). Every socket of a conversation
+(tabs, reconnects) joins the group `chat_<conversation id>`; the observer sends
+typing, reasoning steps, queued notices and replies to that group, so whichever
+process runs the turn, every open socket sees it.
+"""
+
+import asyncio
+import json
+import secrets
+import time
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.core import signing
+
+from bookings.models import School
+from chatbot import selectors
+from chatbot.channels.base import TurnObserver, register_observer
+from chatbot.models import Channel, Conversation, Message
+from chatbot.services import answer_or_queue, current_conversation, receive
+from config.redis import get_async_redis
+from crm.services import find_or_create_contact
+
+PROTOCOL_VERSION = 1
+VISITOR_SALT = "chatbot.web-visitor"
+CLOSE_UNKNOWN_SCHOOL = 4404
+
+
+def group_name(conversation_id: int) -> str:
+    return f"chat_{conversation_id}"
+
+
+def message_event(message: Message) -> dict:
+    return {"type": "message", "id": message.pk, "role": message.role, "text": message.text,
+            "blocks": message.payload.get("blocks", []), "created_at": message.created_at.isoformat()}
+
+
+class WebObserver(TurnObserver):
+    async def _send(self, conversation: Conversation, payload: dict) -> None:
+        await get_channel_layer().group_send(group_name(conversation.pk), {"type": "chat.event", "payload": payload})
+
+    async def typing(self, conversation, active):
+        await self._send(conversation, {"type": "typing", "active": active})
+
+    async def step(self, conversation, step):
+        await self._send(conversation, {"type": "reasoning_step", **step})
+
+    async def queued(self, conversation, message):
+        await self._send(conversation, {"type": "queued", "message_id": message.pk,
+                                        "text": "Got it. I'll answer this as soon as I've finished the last one."})
+
+    async def reply(self, conversation, message):
+        await self._send(conversation, message_event(message))
+
+
+register_observer(Channel.WEB, WebObserver())
+
+
+def _visitor_identity(school: School, token: str | None) -> tuple[str, str, bool]:
+    """(visitor id, signed token, is_new). A missing or tampered token starts a new visitor."""
+    if token:
+        try:
+            data = signing.loads(token, salt=VISITOR_SALT)
+            if data.get("school") == school.slug:
+                return data["visitor"], token, False
+        except signing.BadSignature:
+            pass
+    visitor = secrets.token_urlsafe(12)
+    return visitor, signing.dumps({"school": school.slug, "visitor": visitor}, salt=VISITOR_SALT), True
+
+
+def _open_session(slug: str, token: str | None):
+    school = School.objects.filter(slug=slug, is_active=True).first()
+    if school is None:
+        return None
+    visitor, token, is_new = _visitor_identity(school, token)
+    contact = find_or_create_contact(school=school, web_visitor_id=visitor)
+    conversation = current_conversation(school, contact, Channel.WEB)
+    history = [message_event(m) for m in selectors.transcript(conversation)]
+    return school, contact, conversation, token, is_new, history
+
+
+class WebChatConsumer(AsyncJsonWebsocketConsumer):
+    """`ws /ws/chat/<school_slug>/?visitor=<token>`: the parent's side of the web chat."""
+
+    async def connect(self) -> None:
+        self.tasks: set[asyncio.Task] = set()
+        slug = self.scope["url_route"]["kwargs"]["school_slug"]
+        token = _query_param(self.scope, "visitor")
+        session = await database_sync_to_async(_open_session)(slug, token)
+        if session is None:
+            await self.close(code=CLOSE_UNKNOWN_SCHOOL)
+            return
+        self.school, self.contact, self.conversation, token, is_new, history = session
+        self.group = group_name(self.conversation.pk)
+        await self.channel_layer.group_add(self.group, self.channel_name)
+        await self.accept()
+        await self.send_json({"type": "session", "protocol": PROTOCOL_VERSION, "visitor_token": token,
+                              "new_visitor": is_new, "conversation_id": self.conversation.pk,
+                              "school": {"slug": self.school.slug, "name": self.school.name},
+                              "max_message_chars": settings.CHAT_MAX_MESSAGE_CHARS, "history": history})
+
+    async def disconnect(self, code: int) -> None:
+        if hasattr(self, "group"):
+            await self.channel_layer.group_discard(self.group, self.channel_name)
+        # Running turns are not cancelled: their replies are stored and shown on reconnect.
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs) -> None:
+        if text_data is None:
+            await self._error("bad_frame", "Send JSON text frames, not binary.")
+            return
+        try:
+            content = json.loads(text_data)
+        except json.JSONDecodeError:
+            await self._error("bad_json", "That wasn't valid JSON.")
+            return
+        if not isinstance(content, dict):
+            await self._error("bad_frame", "Send a JSON object with a \"type\".")
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content: dict, **kwargs) -> None:
+        kind = content.get("type")
+        if kind == "ping":
+            await self.send_json({"type": "pong"})
+        elif kind == "message":
+            await self._on_message(content)
+        else:
+            await self._error("unknown_type", f"Unknown message type {kind!r}. Use \"message\" or \"ping\".")
+
+    async def _on_message(self, content: dict) -> None:
+        text, client_id = content.get("text"), str(content.get("client_id") or "")[:64]
+        if not isinstance(text, str) or not text.strip():
+            await self._error("empty", "Please type a message.", client_id)
+            return
+        if len(text) > settings.CHAT_MAX_MESSAGE_CHARS:
+            await self._error("too_long", f"That message is too long: please keep it under "
+                                          f"{settings.CHAT_MAX_MESSAGE_CHARS} characters.", client_id)
+            return
+        if not await self._within_rate_limit():
+            await self._error("rate_limited", "You're sending messages very quickly. Please wait a minute and "
+                                              "I'll be right with you.", client_id)
+            return
+        channel_message_id = f"{self.contact.pk}:{client_id}" if client_id else ""
+        task = asyncio.create_task(self._deliver(text.strip(), client_id, channel_message_id))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _deliver(self, text: str, client_id: str, channel_message_id: str) -> None:
+        received = await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
+                                 channel_message_id=channel_message_id, run=False)
+        if received.message is not None:
+            await self.send_json({"type": "ack", "client_id": client_id, "message_id": received.message.pk,
+                                  "duplicate": received.duplicate})
+        if not received.duplicate:
+            await answer_or_queue(received)
+
+    async def _within_rate_limit(self) -> bool:
+        window = int(time.time() // 60)
+        key = f"ratelimit:web:{self.school.pk}:{self.contact.pk}:{window}"
+        client = get_async_redis()
+        count = await client.incr(key)
+        if count == 1:
+            await client.expire(key, 120)
+        return count <= settings.CHAT_RATE_LIMIT_PER_MINUTE
+
+    async def _error(self, code: str, text: str, client_id: str = "") -> None:
+        await self.send_json({"type": "error", "code": code, "text": text, "client_id": client_id})
+
+    async def chat_event(self, event: dict) -> None:
+        await self.send_json(event["payload"])
+
+
+def _query_param(scope: dict, name: str) -> str | None:
+    values = parse_qs(scope.get("query_string", b"").decode()).get(name)
+    return values[0] if values else None

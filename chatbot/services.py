@@ -1,0 +1,171 @@
+"""Conversations: storing what arrives, running turns one at a time per contact, ending sessions.
+
+One entry point for every channel: `receive()`. The message is stored first
+(idempotent on the channel's message id), then `run_pending_turns()` takes the
+contact's session lock. If another turn holds it, the message is queued and the
+running turn picks it up; nothing is dropped and nothing is answered twice,
+because the database's `processed_at` is the truth about what was answered.
+"""
+
+import asyncio
+import datetime as dt
+import logging
+from dataclasses import dataclass
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from bookings.models import School
+from chatbot.agent import memory
+from chatbot.agent.loop import run_turn
+from chatbot.channels.base import observer_for
+from chatbot.models import Conversation, Message
+from crm.models import Contact
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class Received:
+    message: Message | None
+    duplicate: bool
+    conversation: Conversation
+
+
+def current_conversation(school: School, contact: Contact, channel: str, external_id: str = "") -> Conversation:
+    """The contact's open conversation on this channel, or a new one after the idle timeout."""
+    idle_since = timezone.now() - dt.timedelta(seconds=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+    queryset = Conversation.objects.select_related("school", "contact").filter(
+        school=school, contact=contact, channel=channel,
+        status__in=[Conversation.Status.ACTIVE, Conversation.Status.HANDED_OFF],
+    )
+    if external_id:
+        queryset = queryset.filter(external_id=external_id)
+    conversation = queryset.order_by("-started_at").first()
+    if conversation and (conversation.last_message_at is None or conversation.last_message_at >= idle_since
+                         or conversation.status == Conversation.Status.HANDED_OFF):
+        return conversation
+    if conversation:
+        end_conversation(conversation)
+    return Conversation.objects.select_related("school", "contact").get(pk=Conversation.objects.create(
+        school=school, contact=contact, channel=channel, external_id=external_id).pk)
+
+
+def store_inbound(conversation: Conversation, text: str, channel_message_id: str = "") -> tuple[Message, bool]:
+    """Store a parent's message; (message, created). A redelivered channel message id is not stored twice."""
+    if channel_message_id:
+        existing = Message.objects.filter(channel=conversation.channel, channel_message_id=channel_message_id).first()
+        if existing:
+            return existing, False
+    try:
+        with transaction.atomic():
+            message = Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text,
+                                             channel=conversation.channel, channel_message_id=channel_message_id)
+    except IntegrityError:  # the same delivery, concurrently
+        return Message.objects.get(channel=conversation.channel, channel_message_id=channel_message_id), False
+    Conversation.objects.filter(pk=conversation.pk).update(last_message_at=message.created_at)
+    return message, True
+
+
+def _receive_sync(school, contact, channel, text, channel_message_id, external_id) -> Received:
+    conversation = current_conversation(school, contact, channel, external_id)
+    message, created = store_inbound(conversation, text, channel_message_id)
+    return Received(message, not created, conversation)
+
+
+async def receive(
+    *, school: School, contact: Contact, channel: str, text: str, channel_message_id: str = "",
+    external_id: str = "", run: bool = True,
+) -> Received:
+    """Store an inbound message and (unless `run` is False) answer everything pending for the contact."""
+    received = await database_sync_to_async(_receive_sync)(school, contact, channel, text, channel_message_id,
+                                                           external_id)
+    if run and not received.duplicate:
+        await answer_or_queue(received)
+    return received
+
+
+async def answer_or_queue(received: Received) -> None:
+    """Answer everything pending for the contact, or, if a turn is running, queue the message for it."""
+    conversation, message = received.conversation, received.message
+    if not await run_pending_turns(conversation.school_id, conversation.contact_id):
+        await memory.enqueue(conversation.school_id, conversation.contact_id, message.pk, message.text)
+        await observer_for(conversation.channel).queued(conversation, message)
+
+
+def _pending(contact_id: int) -> list[Message]:
+    """The contact's unanswered messages in bot-run conversations, oldest first."""
+    return list(
+        Message.objects.select_related("conversation__school", "conversation__contact")
+        .filter(conversation__contact_id=contact_id, role=Message.Role.USER, processed_at__isnull=True,
+                conversation__status=Conversation.Status.ACTIVE)
+        .order_by("created_at", "id")
+    )
+
+
+def _take(messages: list[Message]) -> None:
+    Message.objects.filter(pk__in=[m.pk for m in messages]).update(processed_at=timezone.now())
+
+
+async def run_pending_turns(school_id: int, contact_id: int) -> bool:
+    """Answer the contact's pending messages under the session lock; False if another turn holds it.
+
+    After releasing the lock it looks once more, so a message that arrived just as
+    the lock was being released is never stranded.
+    """
+    while True:
+        lock = memory.session_lock(school_id, contact_id)
+        if not await lock.acquire():
+            return False
+        try:
+            await asyncio.sleep(settings.CHAT_BURST_WINDOW_SECONDS)  # let a burst of fragments land
+            while pending := await database_sync_to_async(_pending)(contact_id):
+                conversation = pending[0].conversation
+                batch = [m for m in pending if m.conversation_id == conversation.pk]
+                await database_sync_to_async(_take)(batch)
+                await _answer(conversation, batch)
+                await lock.extend(settings.SESSION_LOCK_TTL_SECONDS, replace_ttl=True)
+        finally:
+            await _release(lock)
+        if not await database_sync_to_async(_pending)(contact_id):
+            return True
+
+
+async def _release(lock) -> None:
+    try:
+        await lock.release()
+    except Exception:  # expired or lost with a Redis restart: nothing left to release
+        logger.warning("session lock %s was already gone", lock.name)
+
+
+async def _answer(conversation: Conversation, batch: list[Message]) -> Message:
+    observer = observer_for(conversation.channel)
+    await observer.typing(conversation, True)
+    try:
+        reply = await run_turn(conversation, batch, on_step=lambda step: observer.step(conversation, step))
+    finally:
+        await observer.typing(conversation, False)
+    await observer.reply(conversation, reply)
+    return reply
+
+
+def end_conversation(conversation: Conversation) -> None:
+    """Session end: mark it ended, keep its outcome, drop the active state."""
+    Conversation.objects.filter(pk=conversation.pk).update(
+        status=Conversation.Status.ENDED, ended_at=timezone.now(),
+        outcome=conversation.outcome or Conversation.Outcome.ABANDONED,
+    )
+    memory.end_session(conversation.school_id, conversation.contact_id)
+
+
+def end_idle_conversations(now: dt.datetime | None = None) -> int:
+    """End every active conversation idle for longer than the active-context TTL; returns how many."""
+    cutoff = (now or timezone.now()) - dt.timedelta(seconds=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+    idle = Conversation.objects.filter(status=Conversation.Status.ACTIVE, last_message_at__lt=cutoff)
+    count = 0
+    for conversation in idle.iterator():
+        end_conversation(conversation)
+        count += 1
+    return count

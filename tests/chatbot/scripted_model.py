@@ -1,0 +1,53 @@
+"""A scripted model for loop tests, plugged in through litellm's custom-provider hook.
+
+The loop calls `litellm.acompletion("scripted/test", ...)` exactly as it would a
+hosted model; each call takes the next scripted step (an answer, tool calls, or
+an exception to raise) and records the messages it was sent.
+"""
+
+import json
+import uuid
+
+import litellm
+from litellm import CustomLLM
+from litellm.types.utils import ChatCompletionMessageToolCall, Function, ModelResponse, Usage
+
+
+class ScriptedModel(CustomLLM):
+    def __init__(self) -> None:
+        super().__init__()
+        self.script: list = []
+        self.calls: list[list[dict]] = []
+
+    def _next(self, messages: list[dict]) -> ModelResponse:
+        self.calls.append([dict(m) for m in messages])
+        step = self.script.pop(0) if self.script else {"content": "Done."}
+        if isinstance(step, Exception):
+            raise step
+        tool_calls = [
+            ChatCompletionMessageToolCall(
+                id=f"call_{uuid.uuid4().hex[:8]}", type="function",
+                function=Function(name=name, arguments=args if isinstance(args, str) else json.dumps(args)),
+            )
+            for name, args in step.get("tool_calls", [])
+        ]
+        response = ModelResponse()
+        response.choices[0].message.content = step.get("content")
+        response.choices[0].message.tool_calls = tool_calls or None
+        response.choices[0].finish_reason = "tool_calls" if tool_calls else "stop"
+        response.usage = Usage(prompt_tokens=100, completion_tokens=10, total_tokens=110)
+        return response
+
+    def completion(self, *args, **kwargs) -> ModelResponse:
+        return self._next(kwargs["messages"])
+
+    async def acompletion(self, *args, **kwargs) -> ModelResponse:
+        return self._next(kwargs["messages"])
+
+
+def install() -> ScriptedModel:
+    model = ScriptedModel()
+    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "scripted"]
+    litellm.custom_provider_map.append({"provider": "scripted", "custom_handler": model})
+    litellm.utils.custom_llm_setup()
+    return model

@@ -1,0 +1,78 @@
+"""The loop against a local OpenAI-compatible server replaying recorded responses: the real wire format."""
+
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import override_settings
+
+from chatbot.agent.loop import run_turn
+from chatbot.services import current_conversation, store_inbound
+from tests.factories import ContactFactory, SchoolFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+TOOL_CALL_ID = "call_Qm2r8x1"
+
+
+def _completion(message: dict, finish_reason: str) -> dict:
+    """A chat.completion body as the OpenAI API returns it (recorded shape)."""
+    return {
+        "id": "chatcmpl-9x1",
+        "object": "chat.completion",
+        "created": 1763800000,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}],
+        "usage": {"prompt_tokens": 812, "completion_tokens": 24, "total_tokens": 836},
+        "system_fingerprint": "fp_0ba0d124f1",
+    }
+
+
+RECORDED = [
+    _completion({"role": "assistant", "content": None, "refusal": None, "tool_calls": [{
+        "id": TOOL_CALL_ID, "type": "function",
+        "function": {"name": "check_availability",
+                     "arguments": json.dumps({"preferred_times": ["morning"]})},
+    }]}, "tool_calls"),
+    _completion({"role": "assistant", "content": "We have morning tours on Tuesday at 09:00 and 11:00.",
+                 "refusal": None}, "stop"),
+]
+
+
+@database_sync_to_async
+def _conversation():
+    school = SchoolFactory()
+    conversation = current_conversation(school, ContactFactory(school=school), "web")
+    message, _ = store_inbound(conversation, "Any morning tours next week?")
+    return conversation, message
+
+
+async def test_openai_wire_format(httpserver):
+    for body in RECORDED:
+        httpserver.expect_ordered_request("/v1/chat/completions", method="POST").respond_with_json(body)
+    conversation, message = await _conversation()
+    with override_settings(LLM_MODEL="openai/gpt-4o-mini", LLM_API_BASE=httpserver.url_for("/v1"),
+                           LLM_API_KEY="sk-test-not-a-real-key"):
+        reply = await run_turn(conversation, [message])
+
+    first, second = (json.loads(request.get_data()) for request, _ in httpserver.log)
+    assert httpserver.log[0][0].headers["Authorization"] == "Bearer sk-test-not-a-real-key"
+    assert first["model"] == "gpt-4o-mini"
+    assert {t["function"]["name"] for t in first["tools"]} == {
+        "check_availability", "book_tour", "manage_tour_booking", "request_callback", "get_faq_answer",
+        "update_context", "check_unread_messages"}
+    schema = next(t for t in first["tools"] if t["function"]["name"] == "book_tour")["function"]["parameters"]
+    assert "child_age" in schema["properties"]
+    assert first["messages"][0]["role"] == "system" and "TODAY:" in first["messages"][0]["content"]
+    assert first["messages"][-1] == {"role": "user", "content": "Any morning tours next week?"}
+
+    assistant, tool = second["messages"][-2:]
+    assert assistant["role"] == "assistant"
+    assert assistant["tool_calls"][0]["id"] == TOOL_CALL_ID
+    assert assistant["tool_calls"][0]["function"]["name"] == "check_availability"
+    assert tool["role"] == "tool" and tool["tool_call_id"] == TOOL_CALL_ID
+    assert json.loads(tool["content"])["status"] in ("success", "no_match")
+
+    assert reply.text == "We have morning tours on Tuesday at 09:00 and 11:00."
+    assert reply.prompt_tokens == 2 * 812 and reply.completion_tokens == 2 * 24
+    assert reply.model == "openai/gpt-4o-mini"

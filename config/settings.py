@@ -28,7 +28,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
     "daphne",
-    "adminpanel.apps.AdminpanelConfig",
+    "adminpanel.apps.ConsoleAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -39,6 +39,7 @@ INSTALLED_APPS = [
     "bookings",
     "crm",
     "chatbot",
+    "adminpanel",
 ]
 
 MIDDLEWARE = [

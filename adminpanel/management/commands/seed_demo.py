@@ -1,0 +1,230 @@
+"""`manage.py seed_demo`: two demo schools, their FAQ, staff users and a few example bookings.
+
+Idempotent: a second run finds everything in place and changes nothing. Schools
+and FAQ entries are only created when missing, so what staff edit in the console
+survives `make run` (which seeds on every start); example bookings and callbacks
+are only made for a school that has none yet.
+"""
+
+import datetime as dt
+import os
+
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.management import create_permissions
+from django.contrib.auth.models import Group, Permission
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+from django.urls import reverse
+
+from adminpanel import demo_content
+from bookings import services as bookings
+from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking
+from chatbot.models import FaqEntry
+from crm.services import find_or_create_contact
+
+BASE_URL = "http://127.0.0.1:8000"
+DEFAULT_PASSWORD = "concierge-demo"  # noqa: S105 - the documented demo password, refused when DEBUG is off
+HOLIDAY_HORIZON_DAYS = 60
+ALL = ("add", "change", "delete", "view")
+
+GROUP_PERMISSIONS = {
+    "Reviewer": {
+        "chatbot": {"conversation": ("view", "change"), "message": ("view",), "reasoningstep": ("view",),
+                    "faqentry": ("view",)},
+        "bookings": {"school": ("view",)},
+    },
+    "Admissions": {
+        "bookings": {"tourbooking": ALL, "callbackrequest": ALL, "schoolclosure": ALL, "tourslot": ("view",),
+                     "school": ("view",)},
+        "chatbot": {"faqentry": ALL, "conversation": ("view",), "message": ("view",)},
+        "crm": {"contact": ALL, "child": ALL, "deal": ALL, "activity": ALL},
+    },
+}
+# username, group, superuser
+DEMO_USERS = (("admin", None, True), ("reviewer", "Reviewer", False), ("admissions", "Admissions", False))
+
+
+class Command(BaseCommand):
+    help = "Create the demo schools, FAQ entries, staff users and groups, and a few example bookings."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--reset-password", action="store_true",
+            help="Set the demo users' password even if the users already exist.",
+        )
+
+    def handle(self, *args, reset_password: bool = False, **options):
+        password = demo_password()
+        with transaction.atomic():
+            schools = [self.seed_school(spec) for spec in demo_content.SCHOOLS]
+            self.seed_global_faqs()
+            groups = self.seed_groups()
+            users = self.seed_users(password, groups, reset_password)
+            for school, spec in zip(schools, demo_content.SCHOOLS, strict=True):
+                self.seed_examples(school, spec)
+        self.print_summary(schools, users, password)
+
+    # --- schools -----------------------------------------------------------------
+
+    def seed_school(self, spec: dict) -> School:
+        """Created once; later runs leave a school (and its FAQ entries) as staff have edited them."""
+        school = School.objects.filter(slug=spec["fields"]["slug"]).first()
+        if school is None:
+            school = School(**spec["fields"])
+            school.full_clean()
+            school.save()
+            self.progress(f"School {school.slug}: created")
+        else:
+            self.progress(f"School {school.slug}: exists, left as it is")
+        self.seed_closures(school, spec)
+        self.seed_faqs(school, spec["faqs"], demo_content.GLOBAL_FAQS)
+        return school
+
+    def seed_closures(self, school: School, spec: dict) -> None:
+        today = bookings.local_now(school).date()
+        horizon = today + dt.timedelta(days=HOLIDAY_HORIZON_DAYS)
+        holidays = [(day, reason) for day, reason in spec["holidays"] if today <= day <= horizon]
+        for day, reason in holidays:
+            SchoolClosure.objects.update_or_create(school=school, date=day, defaults={"reason": reason})
+        offset, reason = spec["staff_day"]
+        if not SchoolClosure.objects.filter(school=school, reason=reason, date__gte=today).exists():
+            day = today + dt.timedelta(days=offset)
+            taken = {d for d, _ in holidays}
+            while day.weekday() in school.closed_weekdays or day in taken:
+                day += dt.timedelta(days=1)
+            SchoolClosure.objects.update_or_create(school=school, date=day, defaults={"reason": reason})
+        upcoming = SchoolClosure.objects.filter(school=school, date__gte=today).count()
+        self.progress(f"  closures: {upcoming} upcoming")
+
+    # --- FAQ -----------------------------------------------------------------------
+
+    def seed_faqs(self, school: School | None, entries: list[dict], shared: list[dict]) -> None:
+        questions = {entry["key"]: entry["question"] for entry in [*entries, *shared]}
+        created = 0
+        for entry in entries:
+            _, new = FaqEntry.objects.get_or_create(
+                school=school,
+                question=entry["question"],
+                defaults={
+                    "answer": entry["answer"],
+                    "tags": entry["tags"],
+                    "related_topics": [questions[key] for key in entry["related"]],
+                },
+            )
+            created += new
+        self.progress(f"  FAQ entries: {len(entries)} ({created} created)")
+
+    def seed_global_faqs(self) -> None:
+        self.progress("Entries for every school:")
+        self.seed_faqs(None, demo_content.GLOBAL_FAQS, [])
+
+    # --- staff -------------------------------------------------------------------
+
+    def seed_groups(self) -> dict[str, Group]:
+        for label in ("bookings", "chatbot", "crm"):
+            create_permissions(apps.get_app_config(label), verbosity=0)
+        groups = {}
+        for name, by_app in GROUP_PERMISSIONS.items():
+            group, _ = Group.objects.get_or_create(name=name)
+            codenames = [(app, f"{action}_{model}") for app, models in by_app.items()
+                         for model, actions in models.items() for action in actions]
+            permissions = [Permission.objects.get(content_type__app_label=app, codename=codename)
+                           for app, codename in codenames]
+            group.permissions.set(permissions)
+            groups[name] = group
+            self.progress(f"Group {name}: {len(permissions)} permissions")
+        return groups
+
+    def seed_users(self, password: str, groups: dict[str, Group], reset_password: bool) -> dict[str, bool]:
+        """Returns, per username, whether its password is now the demo password."""
+        user_model = get_user_model()
+        password_set = {}
+        for username, group_name, superuser in DEMO_USERS:
+            user, created = user_model.objects.get_or_create(
+                username=username,
+                defaults={"email": f"{username}@concierge.example", "is_staff": True, "is_superuser": superuser},
+            )
+            if not (user.is_staff and user.is_superuser == superuser):
+                user.is_staff, user.is_superuser = True, superuser
+                user.save(update_fields=["is_staff", "is_superuser"])
+            if created or reset_password:
+                user.set_password(password)
+                user.save(update_fields=["password"])
+            if group_name:
+                user.groups.add(groups[group_name])
+            password_set[username] = created or reset_password
+            state = "created" if created else ("password reset" if reset_password else "exists, password unchanged")
+            self.progress(f"User {username}: {state}")
+        return password_set
+
+    # --- example families ------------------------------------------------------------
+
+    def seed_examples(self, school: School, spec: dict) -> None:
+        today = bookings.local_now(school).date()
+        if TourBooking.objects.filter(school=school).exists():
+            self.progress(f"{school.slug}: has bookings already, no examples added")
+        else:
+            slots = bookings.available_slots(school, today, today + dt.timedelta(days=school.max_advance_days))
+            families = spec["families"]
+            for number, family in enumerate(families, start=1):
+                if not slots:
+                    self.progress(f"{school.slug}: no open slot for an example booking")
+                    break
+                slot = slots[min(len(slots) - 1, number * len(slots) // (len(families) + 1))]
+                contact = find_or_create_contact(school=school, phone=family["parent_phone"],
+                                                 email=family["parent_email"], name=family["parent_name"])
+                try:
+                    booking = bookings.book_tour(school=school, contact=contact, local_date=slot.local_date,
+                                                 local_time=slot.local_time, **family)
+                except bookings.BookingError as exc:
+                    self.progress(self.style.WARNING(f"{school.slug}: example booking refused: {exc.message}"))
+                    continue
+                self.progress(f"{school.slug}: booked {booking.reference} for {booking.child_name} on "
+                              f"{slot.label}")
+        if CallbackRequest.objects.filter(school=school).exists():
+            self.progress(f"{school.slug}: has callbacks already, no examples added")
+            return
+        for request in spec["callbacks"]:
+            contact = find_or_create_contact(school=school, phone=request["parent_phone"],
+                                             name=request["parent_name"])
+            try:
+                callback = bookings.request_callback(school=school, contact=contact, **request)
+            except bookings.BookingError as exc:
+                self.progress(self.style.WARNING(f"{school.slug}: example callback refused: {exc.message}"))
+                continue
+            self.progress(f"{school.slug}: callback {callback.reference} for {callback.parent_name} "
+                          f"due {callback.due_date:%a %d %b}")
+
+    # --- output ----------------------------------------------------------------------
+
+    def progress(self, line: str) -> None:
+        self.stdout.write(line)
+
+    def print_summary(self, schools: list[School], users: dict[str, bool], password: str) -> None:
+        shown = password if settings.DEBUG else "(the value of DEMO_ADMIN_PASSWORD)"
+        lines = ["", "Demo ready.", f"  Staff console: {BASE_URL}{reverse('admin:index')}"]
+        for username, group_name, _ in DEMO_USERS:
+            role = group_name or "superuser"
+            if users[username]:
+                lines.append(f"  {role:<11} username: {username:<11} password: {shown}")
+            else:
+                lines.append(f"  {role:<11} username: {username:<11} password: unchanged "
+                             "(existing user; --reset-password sets the demo password)")
+        for school in schools:
+            lines.append(f"  Chat, {school.name}: {BASE_URL}{reverse('chatbot:chat', args=[school.slug])}")
+        self.stdout.write(self.style.SUCCESS("\n".join(lines)))
+
+
+def demo_password() -> str:
+    """DEMO_ADMIN_PASSWORD, or the well-known demo password, which only a DEBUG install may use."""
+    password = os.environ.get("DEMO_ADMIN_PASSWORD", "")
+    if password:
+        return password
+    if not settings.DEBUG:
+        raise CommandError(
+            "DEBUG is off, so seed_demo will not create staff users with the public demo password. "
+            "Set DEMO_ADMIN_PASSWORD to the password the demo users should have."
+        )
+    return DEFAULT_PASSWORD

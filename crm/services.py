@@ -76,7 +76,7 @@ def update_persistent_context(contact: Contact, **fields: Any) -> dict:
         raise ValueError(f"Not persistent context fields: {sorted(unknown)}")
     with transaction.atomic():
         # Read-modify-write under a row lock: the caller's instance may be stale.
-        current = Contact.objects.select_for_update().values_list("context", flat=True).get(pk=contact.pk)
+        current = Contact.objects.select_for_update(no_key=True).values_list("context", flat=True).get(pk=contact.pk)
         contact.context = {**(current or {}), **fields}
         Contact.objects.filter(pk=contact.pk).update(context=contact.context, updated_at=timezone.now())
     return contact.context
@@ -89,7 +89,7 @@ def set_preferred_name(contact: Contact, name: str) -> None:
 
 
 def _open_deal(contact: Contact, title: str) -> Deal:
-    deal = Deal.objects.select_for_update().filter(contact=contact, is_open=True).first()
+    deal = Deal.objects.select_for_update(no_key=True).filter(contact=contact, is_open=True).first()
     return deal or Deal.objects.create(contact=contact, title=title)
 
 

@@ -1,0 +1,118 @@
+"""Admin for contacts (parents), children, deals and activities."""
+
+import json
+
+from django.contrib import admin
+from django.utils.html import format_html
+
+from config.logging import mask_phone
+from crm.models import Activity, Child, Contact, Deal
+
+
+def _pretty_json(value) -> str:
+    return format_html("<pre style='margin:0'>{}</pre>", json.dumps(value or {}, indent=2, ensure_ascii=False,
+                                                                     sort_keys=True))
+
+
+class ChildInline(admin.TabularInline):
+    model = Child
+    extra = 0
+    fields = ("name", "age", "date_of_birth", "preferred_enrolment_date")
+
+
+class DealInline(admin.TabularInline):
+    model = Deal
+    extra = 0
+    fields = ("title", "stage", "is_open", "created_at")
+    readonly_fields = ("created_at",)
+    show_change_link = True
+
+
+@admin.register(Contact)
+class ContactAdmin(admin.ModelAdmin):
+    list_display = ("display_name", "masked_phone", "email", "school", "has_web_chat", "has_chatwoot", "created_at")
+    list_filter = ("school", "created_at")
+    search_fields = ("name", "preferred_name", "whatsapp_name", "email", "phone", "=web_visitor_id",
+                     "=chatwoot_contact_id")
+    date_hierarchy = "created_at"
+    list_select_related = ("school",)
+    inlines = (ChildInline, DealInline)
+    fieldsets = (
+        (None, {"fields": ("school", "name", "preferred_name", "whatsapp_name", "phone", "email")}),
+        ("Identities", {"fields": ("web_visitor_id", "chatwoot_contact_id", "pipedrive_person_id")}),
+        ("Persistent context", {"fields": ("context_display",)}),
+        ("Timestamps", {"fields": ("created_at", "updated_at")}),
+    )
+    # The context is written only through crm.services.update_persistent_context.
+    readonly_fields = ("context_display", "created_at", "updated_at", "web_visitor_id", "chatwoot_contact_id",
+                       "pipedrive_person_id")
+
+    @admin.display(description="Name", ordering="name")
+    def display_name(self, obj: Contact) -> str:
+        return obj.display_name
+
+    @admin.display(description="Phone")
+    def masked_phone(self, obj: Contact) -> str:
+        return mask_phone(obj.phone)
+
+    @admin.display(description="Web chat", boolean=True)
+    def has_web_chat(self, obj: Contact) -> bool:
+        return bool(obj.web_visitor_id)
+
+    @admin.display(description="Chatwoot", boolean=True)
+    def has_chatwoot(self, obj: Contact) -> bool:
+        return bool(obj.chatwoot_contact_id)
+
+    @admin.display(description="Context")
+    def context_display(self, obj: Contact) -> str:
+        return _pretty_json(obj.context)
+
+
+@admin.register(Child)
+class ChildAdmin(admin.ModelAdmin):
+    list_display = ("name", "age", "date_of_birth", "preferred_enrolment_date", "contact")
+    search_fields = ("name", "contact__name", "contact__preferred_name")
+    list_filter = ("contact__school",)
+    list_select_related = ("contact",)
+    raw_id_fields = ("contact",)
+
+
+class ActivityInline(admin.TabularInline):
+    model = Activity
+    extra = 0
+    fields = ("kind", "subject", "due_at", "due_date", "done", "tour_booking", "callback")
+    readonly_fields = ("kind", "tour_booking", "callback")
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False  # activities come from bookings and callbacks
+
+
+@admin.register(Deal)
+class DealAdmin(admin.ModelAdmin):
+    list_display = ("title", "contact", "stage", "is_open", "pipedrive_deal_id", "created_at")
+    list_filter = ("stage", "is_open", "contact__school")
+    search_fields = ("title", "contact__name", "contact__preferred_name", "contact__email")
+    date_hierarchy = "created_at"
+    list_select_related = ("contact",)
+    raw_id_fields = ("contact",)
+    readonly_fields = ("pipedrive_deal_id", "created_at", "updated_at")
+    inlines = (ActivityInline,)
+
+
+@admin.register(Activity)
+class ActivityAdmin(admin.ModelAdmin):
+    list_display = ("subject", "kind", "due", "done", "contact", "deal", "created_at")
+    list_filter = ("kind", "done", "contact__school")
+    search_fields = ("subject", "note", "contact__name", "tour_booking__reference", "callback__reference")
+    date_hierarchy = "created_at"
+    list_select_related = ("contact", "deal")
+    raw_id_fields = ("deal", "contact", "tour_booking", "callback")
+    readonly_fields = ("kind", "tour_booking", "callback", "pipedrive_activity_id", "created_at", "updated_at")
+
+    def has_add_permission(self, request) -> bool:
+        return False  # activities come from bookings and callbacks
+
+    @admin.display(description="Due", ordering="due_at")
+    def due(self, obj: Activity):
+        return obj.due_at or obj.due_date or "-"

@@ -1,0 +1,787 @@
+"""The booking rules (bookings.services) with the inputs parents actually produce.
+
+Every test passes an explicit `now` and picks its dates with the `next_weekday`
+fixture, so nothing depends on the weekday the suite happens to run on. The
+default factory school gives tours at 09:00, 11:00, 14:00 and 16:00 on weekdays,
+5 families per tour, up to 30 days ahead with 24 hours' notice.
+"""
+
+import datetime as dt
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from bookings import services
+from bookings.models import CallbackRequest, TourBooking, TourSlot
+from bookings.selectors import contact_booking, normalise_reference, open_callbacks, upcoming_bookings
+from bookings.services import (
+    BookingError,
+    available_slots,
+    book_tour,
+    cancel_tour,
+    check_slot,
+    describe_date,
+    next_open_slots,
+    record_tour_outcome,
+    request_callback,
+    reschedule_tour,
+)
+from tests.factories import ContactFactory, SchoolClosureFactory, SchoolFactory, UserFactory
+
+NINE, ELEVEN, TWO, FOUR = dt.time(9), dt.time(11), dt.time(14), dt.time(16)
+MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY, SATURDAY, SUNDAY = range(7)
+
+
+# --- helpers ------------------------------------------------------------------
+
+
+@pytest.fixture
+def now():
+    return timezone.now()
+
+
+@pytest.fixture
+def tuesday(school, next_weekday):
+    return next_weekday(school, TUESDAY)
+
+
+def at(school, day: dt.date, time: dt.time) -> dt.datetime:
+    return dt.datetime.combine(day, time, school.tz)
+
+
+def book(school, contact, day, time=NINE, *, now, **overrides) -> TourBooking:
+    details = {
+        "parent_name": contact.name or "Mei Lin Tan",
+        "parent_phone": contact.phone or "9123 4567",
+        "parent_email": "",
+        "child_name": "Ana",
+        "child_age": 4,
+    }
+    details.update(overrides)
+    return book_tour(school=school, contact=contact, local_date=day, local_time=time, now=now, **details)
+
+
+def slot_at(school, day, time) -> TourSlot | None:
+    return TourSlot.objects.filter(school=school, starts_at=at(school, day, time)).first()
+
+
+def seats_taken(school, day, time) -> int:
+    slot = slot_at(school, day, time)
+    return slot.seats_taken if slot else 0
+
+
+def refused(code: str, field: str, fn, /, **kwargs) -> BookingError:
+    """Call fn, expect a BookingError with this code and field and a proper sentence for a parent."""
+    with pytest.raises(BookingError) as exc_info:
+        fn(**kwargs)
+    err = exc_info.value
+    assert err.code == code, err.message
+    assert err.field == field
+    assert str(err) == err.message
+    assert err.message[0].isupper() or err.message[0] == "“", err.message  # a sentence, or quotes the parent
+    assert err.message.endswith((".", "?")), err.message
+    assert "{" not in err.message and "None" not in err.message
+    return err
+
+
+def assert_open_alternatives(school, alternatives, now, *, excluding: dt.datetime | None = None) -> None:
+    """Alternatives are real, bookable, open slots, in order."""
+    assert alternatives, "a refusal should offer some open slots"
+    current = services.local_now(school, now)
+    earliest = current + dt.timedelta(hours=school.min_notice_hours)
+    last_day = current.date() + dt.timedelta(days=school.max_advance_days)
+    closures = set(school.closures.values_list("date", flat=True))
+    starts = [alt.starts_at for alt in alternatives]
+    assert starts == sorted(starts) and len(set(starts)) == len(starts)
+    for alt in alternatives:
+        assert alt.starts_at >= earliest
+        assert alt.local_date <= last_day
+        assert alt.local_date.weekday() not in school.closed_weekdays
+        assert alt.local_date not in closures
+        assert alt.local_time in services.tour_times(school)
+        assert alt.starts_at == at(school, alt.local_date, alt.local_time)
+        slot = TourSlot.objects.filter(school=school, starts_at=alt.starts_at).first()
+        capacity, taken = (slot.capacity, slot.seats_taken) if slot else (school.seats_per_tour, 0)
+        assert alt.seats_left == capacity - taken > 0
+        assert alt.starts_at != excluding
+
+
+def assert_nothing_booked() -> None:
+    assert not TourBooking.objects.exists()
+    assert not TourSlot.objects.filter(seats_taken__gt=0).exists()
+
+
+# --- small pieces ----------------------------------------------------------------
+
+
+def test_describe_date_always_carries_the_weekday():
+    assert describe_date(dt.date(2026, 11, 25)) == "Wednesday 25 November 2026"
+    assert describe_date(dt.date(2027, 1, 2)) == "Saturday 2 January 2027"
+
+
+def test_slot_view_as_dict(school, tuesday, now):
+    slot = available_slots(school, tuesday, tuesday, ["14:00"], now=now)[0]
+    assert slot.as_dict() == {
+        "date": tuesday.isoformat(),
+        "weekday": "Tuesday",
+        "time": "14:00",
+        "label": f"Tue {tuesday.day} {tuesday:%b}, 14:00",
+        "seats_left": 5,
+        "duration_minutes": 60,
+    }
+
+
+@pytest.mark.parametrize("raw", ["T-7KQ3XM", "t 7kq3xm", "#T-7KQ3XM", "7KQ3XM", " t-7kq3xm "])
+def test_normalise_reference(raw):
+    assert normalise_reference(raw) == "T-7KQ3XM"
+
+
+# --- availability ------------------------------------------------------------------
+
+
+def test_a_weekday_offers_every_tour_time_with_all_seats(school, tuesday, now):
+    slots = available_slots(school, tuesday, tuesday, now=now)
+    assert [(s.local_date, s.local_time, s.seats_left) for s in slots] == [
+        (tuesday, t, 5) for t in (NINE, ELEVEN, TWO, FOUR)
+    ]
+    assert all(s.starts_at.utcoffset() == dt.timedelta(hours=8) for s in slots)  # Singapore time
+    assert all(s.duration_minutes == 60 for s in slots)
+
+
+@pytest.mark.parametrize(
+    ("preferred", "expected"),
+    [
+        (["morning"], [NINE, ELEVEN]),
+        (["afternoon"], [TWO, FOUR]),
+        (["14:00"], [TWO]),
+        (["Morning "], [NINE, ELEVEN]),
+        (["morning", "16:00"], [NINE, ELEVEN, FOUR]),
+        (["evening"], []),
+        (["10:00"], []),
+        (["2pm"], []),  # not understood: nothing matches rather than a crash
+        (["anytime"], [NINE, ELEVEN, TWO, FOUR]),
+        ([], [NINE, ELEVEN, TWO, FOUR]),
+        (None, [NINE, ELEVEN, TWO, FOUR]),
+    ],
+)
+def test_filter_by_time_of_day_or_exact_time(school, tuesday, now, preferred, expected):
+    slots = available_slots(school, tuesday, tuesday, preferred, now=now)
+    assert [s.local_time for s in slots] == expected
+
+
+def test_seats_left_goes_down_as_families_book_and_a_full_tour_disappears(school, tuesday, now):
+    school.seats_per_tour = 2
+    school.save()
+    book(school, ContactFactory(school=school), tuesday, TWO, now=now)
+    [slot] = available_slots(school, tuesday, tuesday, ["14:00"], now=now)
+    assert slot.seats_left == 1
+    assert [s.seats_left for s in available_slots(school, tuesday, tuesday, ["morning"], now=now)] == [2, 2]
+
+    book(school, ContactFactory(school=school), tuesday, TWO, now=now)
+    assert available_slots(school, tuesday, tuesday, ["14:00"], now=now) == []
+    assert [s.local_time for s in available_slots(school, tuesday, tuesday, now=now)] == [NINE, ELEVEN, FOUR]
+
+
+def test_a_slot_row_keeps_its_own_capacity(school, tuesday, now):
+    TourSlot.objects.create(school=school, starts_at=at(school, tuesday, NINE), capacity=8, seats_taken=3)
+    [slot] = available_slots(school, tuesday, tuesday, ["09:00"], now=now)
+    assert slot.seats_left == 5
+
+
+def test_weekends_and_closures_have_no_tours(school, next_weekday, now):
+    monday = next_weekday(school, MONDAY)
+    SchoolClosureFactory(school=school, date=monday + dt.timedelta(days=2), reason="Sports day")
+    slots = available_slots(school, monday, monday + dt.timedelta(days=6), now=now)
+    days = sorted({s.local_date for s in slots})
+    assert days == [monday + dt.timedelta(days=n) for n in (0, 1, 3, 4)]  # no Wednesday, Saturday, Sunday
+    assert len(slots) == 4 * 4
+
+
+def test_minimum_notice_hides_slots_too_soon(school, tuesday):
+    now = at(school, tuesday, dt.time(12)) - dt.timedelta(hours=24)  # Monday 12:00
+    slots = available_slots(school, tuesday - dt.timedelta(days=1), tuesday, now=now)
+    assert [(s.local_date, s.local_time) for s in slots] == [(tuesday, TWO), (tuesday, FOUR)]
+
+
+def test_nothing_in_the_past_or_beyond_the_advance_window(school, now):
+    today = services.local_now(school, now).date()
+    last_day = today + dt.timedelta(days=school.max_advance_days)
+    assert available_slots(school, today - dt.timedelta(days=10), today - dt.timedelta(days=1), now=now) == []
+    assert available_slots(school, last_day + dt.timedelta(days=1), last_day + dt.timedelta(days=20), now=now) == []
+    slots = available_slots(school, today - dt.timedelta(days=5), today + dt.timedelta(days=90), now=now)
+    assert slots
+    assert all(s.starts_at >= now + dt.timedelta(hours=24) for s in slots)
+    assert max(s.local_date for s in slots) <= last_day
+    assert available_slots(school, last_day, last_day - dt.timedelta(days=1), now=now) == []
+
+
+def test_next_open_slots_are_the_next_seven_days(school, now):
+    slots = next_open_slots(school, now=now)
+    earliest = services.local_now(school, now) + dt.timedelta(hours=24)
+    first_day = earliest.date()
+    assert slots == available_slots(school, first_day, first_day + dt.timedelta(days=6), now=now)
+    assert {s.local_date for s in slots} <= {first_day + dt.timedelta(days=n) for n in range(7)}
+    assert len({s.local_date for s in slots}) >= 4  # a week has at least four open weekdays after the notice
+    assert_open_alternatives(school, slots, now)
+
+
+def test_next_open_slots_from_a_given_day(school, next_weekday, now):
+    monday = next_weekday(school, MONDAY)
+    slots = next_open_slots(school, after=monday, now=now)
+    assert {s.local_date for s in slots} == {monday + dt.timedelta(days=n) for n in range(5)}
+    assert len(slots) == 20
+
+
+def test_next_open_slots_skips_a_closed_week(school, next_weekday, now):
+    monday = next_weekday(school, MONDAY)
+    for n in range(5):
+        SchoolClosureFactory(school=school, date=monday + dt.timedelta(days=n), reason="Term break")
+    slots = next_open_slots(school, after=monday, now=now)
+    next_monday = monday + dt.timedelta(days=7)
+    assert {s.local_date for s in slots} == {next_monday + dt.timedelta(days=n) for n in range(5)}
+
+
+# --- the booking rules ------------------------------------------------------------------
+
+
+def test_a_good_booking(school, contact, tuesday, now):
+    booking = book(
+        school, contact, tuesday, TWO, now=now, parent_name="  Mei Lin Tan ", parent_phone="9123 4567",
+        parent_email="Mei@Example.COM", child_name=" Ana ", child_age=4, special_requirements=" Wheelchair ",
+    )
+    booking.refresh_from_db()
+    assert booking.status == TourBooking.Status.SCHEDULED
+    assert booking.reference.startswith("T-") and len(booking.reference) == 8
+    assert booking.starts_at == at(school, tuesday, TWO)
+    assert booking.local_start.time() == TWO
+    assert (booking.parent_name, booking.parent_phone, booking.parent_email) == (
+        "Mei Lin Tan", "+6591234567", "Mei@example.com",
+    )
+    assert (booking.child_name, booking.child_age, booking.special_requirements) == ("Ana", 4, "Wheelchair")
+    assert booking.slot.seats_taken == 1
+    assert booking.slot.capacity == 5
+    assert contact_booking(contact, booking.reference) == booking
+
+
+def test_check_slot_returns_the_aware_start(school, tuesday, now):
+    assert check_slot(school, tuesday, ELEVEN, now=now) == at(school, tuesday, ELEVEN)
+
+
+def test_past_date_is_refused(school, contact, now):
+    past = services.local_now(school, now).date() - dt.timedelta(days=2)
+    err = refused("past_date", "preferred_date", book, school=school, contact=contact, day=past, now=now)
+    assert err.message == f"{describe_date(past)} has already passed."
+    assert_open_alternatives(school, err.alternatives, now)
+    assert err.alternatives == next_open_slots(school, now=now)
+    assert_nothing_booked()
+
+
+@pytest.mark.parametrize(("weekday", "name"), [(SATURDAY, "Saturday"), (SUNDAY, "Sunday")])
+def test_closed_weekday_is_refused(school, contact, next_weekday, now, weekday, name):
+    day = next_weekday(school, weekday)
+    err = refused("closed_weekday", "preferred_date", book, school=school, contact=contact, day=day, now=now)
+    assert err.message == f"We don't run tours on {name}s."
+    assert_open_alternatives(school, err.alternatives, now)
+    # The alternatives are the week from the requested day: the days just after it.
+    assert all(day < alt.local_date <= day + dt.timedelta(days=6) for alt in err.alternatives)
+    assert_nothing_booked()
+
+
+def test_holiday_is_refused_with_its_reason(school, contact, tuesday, now):
+    SchoolClosureFactory(school=school, date=tuesday, reason="Deepavali")
+    err = refused("closed_day", "preferred_date", book, school=school, contact=contact, day=tuesday, now=now)
+    assert err.message == f"The school is closed on {describe_date(tuesday)} (Deepavali)."
+    assert "Tuesday" in err.message
+    assert_open_alternatives(school, err.alternatives, now)
+    assert tuesday not in {alt.local_date for alt in err.alternatives}
+    assert err.alternatives[0].local_date == tuesday + dt.timedelta(days=1)
+    assert_nothing_booked()
+
+
+def test_closure_without_a_reason(school, contact, tuesday, now):
+    SchoolClosureFactory(school=school, date=tuesday, reason="")
+    err = refused("closed_day", "preferred_date", book, school=school, contact=contact, day=tuesday, now=now)
+    assert err.message == f"The school is closed on {describe_date(tuesday)}."
+
+
+def test_beyond_the_advance_window_is_refused(school, contact, next_weekday, now):
+    day = next_weekday(school, WEDNESDAY, min_days_ahead=school.max_advance_days + 1)
+    last_day = services.local_now(school, now).date() + dt.timedelta(days=30)
+    err = refused("beyond_window", "preferred_date", book, school=school, contact=contact, day=day, now=now)
+    assert err.message == f"Tours can be booked up to 30 days ahead, so until {describe_date(last_day)}."
+    assert_open_alternatives(school, err.alternatives, now)
+    # Offered: the last bookable week, the closest to what was asked.
+    assert all(last_day - dt.timedelta(days=6) <= alt.local_date <= last_day for alt in err.alternatives)
+    assert_nothing_booked()
+
+
+def test_the_last_day_of_the_window_is_bookable(school, contact, tuesday):
+    now = at(school, tuesday - dt.timedelta(days=30), dt.time(10))
+    assert book(school, contact, tuesday, NINE, now=now).status == TourBooking.Status.SCHEDULED
+    now = at(school, tuesday - dt.timedelta(days=31), dt.time(10))
+    refused("beyond_window", "preferred_date", book, school=school, contact=ContactFactory(school=school),
+            day=tuesday, time=NINE, now=now)
+
+
+def test_inside_minimum_notice_is_refused(school, contact, tuesday):
+    now = at(school, tuesday, NINE) - dt.timedelta(hours=23)  # Monday 10:00
+    err = refused("too_soon", "preferred_date", book, school=school, contact=contact, day=tuesday, time=NINE,
+                  now=now)
+    assert err.message == "Tours need at least 24 hours' notice."
+    assert_open_alternatives(school, err.alternatives, now)
+    assert (err.alternatives[0].local_date, err.alternatives[0].local_time) == (tuesday, ELEVEN)
+    assert_nothing_booked()
+
+
+def test_exactly_the_minimum_notice_is_enough(school, contact, tuesday):
+    now = at(school, tuesday, NINE) - dt.timedelta(hours=24)
+    assert book(school, contact, tuesday, NINE, now=now).starts_at == at(school, tuesday, NINE)
+
+
+def test_today_is_too_soon_not_past(school, contact, next_weekday):
+    thursday = next_weekday(school, THURSDAY)
+    now = at(school, thursday, dt.time(8))
+    err = refused("too_soon", "preferred_date", book, school=school, contact=contact, day=thursday, time=FOUR,
+                  now=now)
+    assert_open_alternatives(school, err.alternatives, now)
+
+
+@pytest.mark.parametrize("asked", [dt.time(10), dt.time(9, 30), dt.time(14, 1), dt.time(0)])
+def test_a_time_that_is_not_a_tour_start_is_refused(school, contact, tuesday, now, asked):
+    err = refused("not_a_tour_time", "preferred_time", book, school=school, contact=contact, day=tuesday,
+                  time=asked, now=now)
+    assert err.message == f"Tours start at 09:00, 11:00, 14:00, 16:00; {asked:%H:%M} isn't one of them."
+    assert_open_alternatives(school, err.alternatives, now)
+    assert [(a.local_date, a.local_time) for a in err.alternatives] == [(tuesday, t) for t in (NINE, ELEVEN, TWO, FOUR)]
+    assert_nothing_booked()
+
+
+def test_wrong_time_on_a_fully_booked_day_offers_the_week(school, tuesday, now):
+    school.seats_per_tour = 1
+    school.save()
+    for time in (NINE, ELEVEN, TWO, FOUR):
+        book(school, ContactFactory(school=school), tuesday, time, now=now)
+    err = refused("not_a_tour_time", "preferred_time", book, school=school, contact=ContactFactory(school=school),
+                  day=tuesday, time=dt.time(10), now=now)
+    assert_open_alternatives(school, err.alternatives, now)
+    assert tuesday not in {a.local_date for a in err.alternatives}
+
+
+def test_full_slot_is_refused_with_other_open_slots(school, tuesday, now):
+    school.seats_per_tour = 3
+    school.save()
+    for _ in range(3):
+        book(school, ContactFactory(school=school), tuesday, TWO, now=now)
+    late = ContactFactory(school=school)
+    err = refused("slot_full", "preferred_time", book, school=school, contact=late, day=tuesday, time=TWO, now=now)
+    assert err.message == f"The 14:00 tour on {describe_date(tuesday)} is fully booked."
+    full = at(school, tuesday, TWO)
+    assert_open_alternatives(school, err.alternatives, now, excluding=full)
+    assert [(a.local_date, a.local_time) for a in err.alternatives[:3]] == [
+        (tuesday, NINE), (tuesday, ELEVEN), (tuesday, FOUR),
+    ]
+    assert seats_taken(school, tuesday, TWO) == 3
+    assert not TourBooking.objects.filter(contact=late).exists()
+
+
+def test_the_same_family_cannot_take_two_seats_on_one_tour(school, contact, tuesday, now):
+    book(school, contact, tuesday, TWO, now=now)
+    err = refused("already_booked", "preferred_time", book, school=school, contact=contact, day=tuesday, time=TWO,
+                  now=now, child_name="Ben")
+    assert err.message == "You already have a place on that tour."
+    assert seats_taken(school, tuesday, TWO) == 1
+    assert TourBooking.objects.filter(contact=contact).count() == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "missing"),
+    [
+        ({"parent_name": ""}, "parent_name", "parent_name"),
+        ({"parent_name": "   "}, "parent_name", "parent_name"),
+        ({"child_name": ""}, "child_name", "child_name"),
+        ({"parent_phone": ""}, "parent_phone", "parent_phone"),
+        ({"parent_name": "", "child_name": None}, "parent_name", "parent_name, child_name"),
+    ],
+)
+def test_missing_names_are_asked_for(school, contact, tuesday, now, overrides, field, missing):
+    err = refused("missing_fields", field, book, school=school, contact=contact, day=tuesday, now=now, **overrides)
+    assert err.message == f"Still needed: {missing}."
+    assert err.alternatives == []
+    assert_nothing_booked()
+
+
+@pytest.mark.parametrize("age", [0, 20, 42, 150, -1])
+def test_silly_child_age_is_refused(school, contact, tuesday, now, age):
+    err = refused("invalid_age", "child_age", book, school=school, contact=contact, day=tuesday, now=now,
+                  child_age=age)
+    assert str(age) in err.message
+    assert_nothing_booked()
+
+
+@pytest.mark.parametrize("age", [1, 4, 19, None])
+def test_sensible_child_ages_are_accepted(school, contact, tuesday, now, age):
+    assert book(school, contact, tuesday, now=now, child_age=age).child_age == age
+
+
+@pytest.mark.parametrize("phone", ["12345", "+65 1234 5678", "call me", "9123 4567 8910 1112"])
+def test_invalid_phone_is_refused(school, contact, tuesday, now, phone):
+    err = refused("invalid_phone", "parent_phone", book, school=school, contact=contact, day=tuesday, now=now,
+                  parent_phone=phone)
+    assert phone in err.message
+    assert_nothing_booked()
+
+
+@pytest.mark.parametrize("email", ["mei", "mei@", "mei@example", "mei at example.com"])
+def test_invalid_email_is_refused(school, contact, tuesday, now, email):
+    err = refused("invalid_email", "parent_email", book, school=school, contact=contact, day=tuesday, now=now,
+                  parent_email=email)
+    assert email in err.message
+    assert_nothing_booked()
+
+
+def test_foreign_phone_with_country_code_is_fine(school, contact, tuesday, now):
+    booking = book(school, contact, tuesday, now=now, parent_phone="+44 20 7946 0958")
+    assert booking.parent_phone == "+442079460958"
+
+
+def test_details_are_checked_before_the_date(school, contact, now):
+    past = services.local_now(school, now).date() - dt.timedelta(days=1)
+    refused("invalid_phone", "parent_phone", book, school=school, contact=contact, day=past, now=now,
+            parent_phone="123")
+
+
+# --- looking a booking up -------------------------------------------------------------
+
+
+def test_unknown_reference_and_someone_elses_booking_are_not_found(school, contact, tuesday, now):
+    mine = book(school, contact, tuesday, now=now)
+    stranger = ContactFactory(school=school)
+    theirs = book(school, stranger, tuesday, ELEVEN, now=now)
+    assert contact_booking(contact, mine.reference.lower().replace("-", " ")) == mine
+    assert contact_booking(contact, "T-ZZZZZZ") is None
+    assert contact_booking(contact, "") is None
+    assert contact_booking(contact, theirs.reference) is None
+    assert contact_booking(stranger, mine.reference) is None
+
+
+def test_upcoming_bookings_and_open_callbacks(school, contact, tuesday, now):
+    kept = book(school, contact, tuesday, NINE, now=now)
+    dropped = book(school, contact, tuesday, ELEVEN, now=now)
+    cancel_tour(booking=dropped, now=now)
+    assert list(upcoming_bookings(contact, now=now)) == [kept]
+    assert list(upcoming_bookings(contact, now=at(school, tuesday, dt.time(10)))) == []
+    callback = request_callback(school=school, contact=contact, parent_name="Mei", parent_phone="91234567", now=now)
+    assert list(open_callbacks(contact)) == [callback]
+
+
+# --- reschedule -----------------------------------------------------------------------
+
+
+def test_reschedule_moves_the_seat_atomically_and_links_the_bookings(school, contact, tuesday, now):
+    old = book(school, contact, tuesday, NINE, now=now, special_requirements="Pram")
+    wednesday = tuesday + dt.timedelta(days=1)
+    new = reschedule_tour(booking=old, new_date=wednesday, new_time=TWO, now=now)
+
+    old.refresh_from_db()
+    assert old.status == TourBooking.Status.RESCHEDULED
+    assert new.status == TourBooking.Status.SCHEDULED
+    assert new.replaces == old and old.replaced_by == new
+    assert new.reference != old.reference
+    assert new.starts_at == at(school, wednesday, TWO)
+    assert (new.parent_name, new.parent_phone, new.child_name, new.child_age, new.special_requirements) == (
+        old.parent_name, old.parent_phone, old.child_name, old.child_age, "Pram",
+    )
+    assert seats_taken(school, tuesday, NINE) == 0
+    assert seats_taken(school, wednesday, TWO) == 1
+    # The parent's old reference still finds the live booking.
+    assert contact_booking(contact, old.reference) == new
+    assert contact_booking(contact, new.reference) == new
+
+
+def test_rescheduling_twice_follows_the_chain(school, contact, tuesday, now):
+    first = book(school, contact, tuesday, NINE, now=now)
+    second = reschedule_tour(booking=first, new_date=tuesday, new_time=ELEVEN, now=now)
+    third = reschedule_tour(booking=second, new_date=tuesday, new_time=FOUR, now=now)
+    assert contact_booking(contact, first.reference) == third
+    assert [seats_taken(school, tuesday, t) for t in (NINE, ELEVEN, FOUR)] == [0, 0, 1]
+    assert TourBooking.objects.filter(status=TourBooking.Status.RESCHEDULED).count() == 2
+
+
+def test_rescheduling_to_the_same_slot_is_refused(school, contact, tuesday, now):
+    booking = book(school, contact, tuesday, NINE, now=now)
+    err = refused("same_slot", "new_time", reschedule_tour, booking=booking, new_date=tuesday, new_time=NINE, now=now)
+    assert err.message == "Your tour is already at that time."
+    booking.refresh_from_db()
+    assert booking.status == TourBooking.Status.SCHEDULED
+    assert seats_taken(school, tuesday, NINE) == 1
+
+
+def test_a_cancelled_booking_cannot_be_rescheduled(school, contact, tuesday, now):
+    booking = cancel_tour(booking=book(school, contact, tuesday, NINE, now=now), now=now)
+    err = refused("not_scheduled", "", reschedule_tour, booking=booking, new_date=tuesday, new_time=ELEVEN, now=now)
+    assert booking.reference in err.message and "cancelled" in err.message
+    assert seats_taken(school, tuesday, ELEVEN) == 0
+
+
+def test_a_stale_instance_of_a_cancelled_booking_cannot_be_rescheduled(school, contact, tuesday, now):
+    booking = book(school, contact, tuesday, NINE, now=now)
+    cancel_tour(booking=TourBooking.objects.get(pk=booking.pk), now=now)
+    assert booking.status == TourBooking.Status.SCHEDULED  # the caller's copy has not heard
+    refused("not_scheduled", "", reschedule_tour, booking=booking, new_date=tuesday, new_time=ELEVEN, now=now)
+    assert seats_taken(school, tuesday, ELEVEN) == 0
+    assert seats_taken(school, tuesday, NINE) == 0
+
+
+def test_rescheduling_into_a_full_slot_changes_nothing(school, contact, tuesday, now):
+    school.seats_per_tour = 1
+    school.save()
+    booking = book(school, contact, tuesday, NINE, now=now)
+    book(school, ContactFactory(school=school), tuesday, ELEVEN, now=now)
+    err = refused("slot_full", "preferred_time", reschedule_tour, booking=booking, new_date=tuesday,
+                  new_time=ELEVEN, now=now)
+    assert_open_alternatives(school, err.alternatives, now, excluding=at(school, tuesday, ELEVEN))
+    booking.refresh_from_db()
+    assert booking.status == TourBooking.Status.SCHEDULED
+    assert (seats_taken(school, tuesday, NINE), seats_taken(school, tuesday, ELEVEN)) == (1, 1)
+    assert TourBooking.objects.count() == 2
+
+
+def test_rescheduling_onto_a_tour_the_family_already_has_is_refused(school, contact, tuesday, now):
+    first = book(school, contact, tuesday, NINE, now=now, child_name="Ana")
+    book(school, contact, tuesday, ELEVEN, now=now, child_name="Ben")
+    err = refused("already_booked", "new_time", reschedule_tour, booking=first, new_date=tuesday, new_time=ELEVEN,
+                  now=now)
+    assert "already" in err.message
+    first.refresh_from_db()
+    assert first.status == TourBooking.Status.SCHEDULED
+    assert (seats_taken(school, tuesday, NINE), seats_taken(school, tuesday, ELEVEN)) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("weekday", "time", "code", "field"),
+    [(SATURDAY, NINE, "closed_weekday", "preferred_date"), (WEDNESDAY, dt.time(10), "not_a_tour_time",
+                                                            "preferred_time")],
+)
+def test_reschedule_applies_the_booking_rules(school, contact, tuesday, next_weekday, now, weekday, time, code,
+                                              field):
+    booking = book(school, contact, tuesday, NINE, now=now)
+    err = refused(code, field, reschedule_tour, booking=booking, new_date=next_weekday(school, weekday),
+                  new_time=time, now=now)
+    assert_open_alternatives(school, err.alternatives, now)
+    assert seats_taken(school, tuesday, NINE) == 1
+
+
+def test_a_tour_that_has_taken_place_cannot_be_changed(school, contact, tuesday, now):
+    booking = book(school, contact, tuesday, NINE, now=now)
+    later = at(school, tuesday, dt.time(10))
+    err = refused("tour_passed", "", reschedule_tour, booking=booking, new_date=tuesday + dt.timedelta(days=1),
+                  new_time=NINE, now=later)
+    assert booking.reference in err.message
+    refused("tour_passed", "", cancel_tour, booking=booking, now=later)
+
+
+# --- cancel ------------------------------------------------------------------------------
+
+
+def test_cancel_releases_the_seat_and_keeps_the_reason(school, tuesday, now):
+    contact = ContactFactory(school=school)
+    booking = book(school, contact, tuesday, NINE, now=now)
+    book(school, ContactFactory(school=school), tuesday, NINE, now=now)
+    assert seats_taken(school, tuesday, NINE) == 2
+
+    cancelled = cancel_tour(booking=booking, reason="  Child is unwell  ", now=now)
+    assert cancelled.status == TourBooking.Status.CANCELLED
+    assert cancelled.cancellation_reason == "Child is unwell"
+    assert cancelled.cancelled_at is not None
+    booking.refresh_from_db()
+    assert booking.status == TourBooking.Status.CANCELLED
+    assert seats_taken(school, tuesday, NINE) == 1
+
+    err = refused("not_scheduled", "", cancel_tour, booking=cancelled, now=now)
+    assert "cancelled" in err.message
+    # A stale copy that still says "scheduled" is refused too, and no second seat is released.
+    stale = TourBooking.objects.get(pk=booking.pk)
+    stale.status = TourBooking.Status.SCHEDULED
+    err = refused("not_scheduled", "", cancel_tour, booking=stale, now=now)
+    assert err.message == f"Booking {booking.reference} is already cancelled."
+    assert seats_taken(school, tuesday, NINE) == 1
+    # The freed seat can be booked again.
+    assert available_slots(school, tuesday, tuesday, ["09:00"], now=now)[0].seats_left == 4
+
+
+def test_a_long_reason_is_cut_to_fit(school, contact, tuesday, now):
+    booking = cancel_tour(booking=book(school, contact, tuesday, now=now), reason="x" * 500, now=now)
+    assert len(booking.cancellation_reason) == 300
+
+
+def test_the_same_family_can_book_the_tour_again_after_cancelling(school, contact, tuesday, now):
+    cancel_tour(booking=book(school, contact, tuesday, NINE, now=now), now=now)
+    again = book(school, contact, tuesday, NINE, now=now)
+    assert again.status == TourBooking.Status.SCHEDULED
+    assert seats_taken(school, tuesday, NINE) == 1
+
+
+# --- outcome -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", [TourBooking.Status.COMPLETED, TourBooking.Status.NO_SHOW])
+def test_record_tour_outcome(school, contact, tuesday, now, status):
+    booking = book(school, contact, tuesday, NINE, now=now)
+    done = record_tour_outcome(booking=booking, status=status)
+    assert done.status == status
+    assert seats_taken(school, tuesday, NINE) == 1  # the seat was used: it is not released
+    err = refused("not_scheduled", "", record_tour_outcome, booking=done, status=TourBooking.Status.COMPLETED)
+    assert booking.reference in err.message
+
+
+@pytest.mark.parametrize("status", ["cancelled", "scheduled", "rescheduled", "great"])
+def test_record_tour_outcome_accepts_only_completed_or_no_show(school, contact, tuesday, now, status):
+    booking = book(school, contact, tuesday, NINE, now=now)
+    refused("invalid_status", "", record_tour_outcome, booking=booking, status=status)
+    booking.refresh_from_db()
+    assert booking.status == TourBooking.Status.SCHEDULED
+
+
+# --- callbacks --------------------------------------------------------------------------------
+
+
+def callback(school, contact, *, now, **overrides) -> CallbackRequest:
+    details = {"parent_name": "Mei Lin Tan", "parent_phone": "9123 4567"}
+    details.update(overrides)
+    return request_callback(school=school, contact=contact, now=now, **details)
+
+
+@pytest.mark.parametrize(
+    ("weekday", "hour", "due_weekday", "weeks_later"),
+    [
+        (TUESDAY, 10, TUESDAY, 0),  # morning: the office calls today
+        (TUESDAY, 15, WEDNESDAY, 0),  # from 15:00: tomorrow
+        (FRIDAY, 16, MONDAY, 1),  # Friday afternoon: Monday
+        (SATURDAY, 9, MONDAY, 1),  # weekend: Monday
+        (SUNDAY, 20, MONDAY, 1),
+    ],
+)
+def test_callback_due_date_defaults_to_the_next_working_day(school, contact, next_weekday, weekday, hour,
+                                                            due_weekday, weeks_later):
+    day = next_weekday(school, weekday)
+    now = at(school, day, dt.time(hour))
+    cb = callback(school, contact, now=now)
+    assert cb.due_date.weekday() == due_weekday
+    assert dt.timedelta(0) <= cb.due_date - day < dt.timedelta(days=4)
+    assert cb.status == CallbackRequest.Status.OPEN
+    assert cb.best_time == CallbackRequest.BestTime.ANYTIME
+    assert cb.reference.startswith("C-")
+
+
+def test_callback_due_date_skips_closures(school, contact, next_weekday):
+    friday = next_weekday(school, FRIDAY)
+    monday = friday + dt.timedelta(days=3)
+    SchoolClosureFactory(school=school, date=monday, reason="Holiday")
+    cb = callback(school, contact, now=at(school, friday, dt.time(16)))
+    assert cb.due_date == monday + dt.timedelta(days=1)
+
+
+def test_callback_with_details(school, contact, tuesday, now):
+    cb = callback(school, contact, now=now, parent_name=" Mei ", parent_phone="+65 9123 4567", best_time="specific",
+                  specific_time=dt.time(15, 30), due_date=tuesday, topic="  Fees and bus routes ")
+    cb.refresh_from_db()
+    assert (cb.parent_name, cb.parent_phone, cb.best_time, cb.specific_time, cb.due_date, cb.topic) == (
+        "Mei", "+6591234567", "specific", dt.time(15, 30), tuesday, "Fees and bus routes",
+    )
+
+
+@pytest.mark.parametrize("best_time", ["tomorrow", "3pm", "", "MORNING"])
+def test_callback_invalid_best_time(school, contact, now, best_time):
+    err = refused("invalid_best_time", "best_time_to_call", callback, school=school, contact=contact, now=now,
+                  best_time=best_time)
+    assert "morning" in err.message
+    assert not CallbackRequest.objects.exists()
+
+
+@pytest.mark.parametrize("phone", ["123", "", "not a phone"])
+def test_callback_invalid_phone(school, contact, now, phone):
+    refused("invalid_phone", "parent_phone", callback, school=school, contact=contact, now=now, parent_phone=phone)
+    assert not CallbackRequest.objects.exists()
+
+
+def test_callback_needs_a_name(school, contact, now):
+    refused("missing_fields", "parent_name", callback, school=school, contact=contact, now=now, parent_name=" ")
+
+
+def test_callback_due_date_in_the_past_or_too_far(school, contact, now):
+    today = services.local_now(school, now).date()
+    err = refused("past_date", "best_time_to_call", callback, school=school, contact=contact, now=now,
+                  due_date=today - dt.timedelta(days=1))
+    assert describe_date(today - dt.timedelta(days=1)) in err.message
+    err = refused("beyond_window", "best_time_to_call", callback, school=school, contact=contact, now=now,
+                  due_date=today + dt.timedelta(days=31))
+    assert "30 days" in err.message
+    assert callback(school, contact, now=now, due_date=today + dt.timedelta(days=30)).due_date
+
+
+def test_assign_and_complete_a_callback(school, contact, now):
+    cb = callback(school, contact, now=now)
+    alice, bob = UserFactory(), UserFactory()
+    services.assign_callback(callback=cb, user=alice)
+    cb.refresh_from_db()
+    assert cb.assigned_to == alice and cb.status == CallbackRequest.Status.OPEN
+    services.complete_callback(callback=cb, user=bob)
+    cb.refresh_from_db()
+    assert cb.status == CallbackRequest.Status.DONE
+    assert cb.handled_at is not None
+    assert cb.assigned_to == alice  # whoever it was assigned to keeps it
+    assert list(open_callbacks(contact)) == []
+
+
+def test_completing_an_unassigned_callback_credits_the_user(school, contact, now):
+    cb = callback(school, contact, now=now)
+    bob = UserFactory()
+    services.complete_callback(callback=cb, user=bob)
+    cb.refresh_from_db()
+    assert cb.assigned_to == bob
+
+
+# --- property: the seat count never drifts -------------------------------------------------------
+
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("book"), st.integers(0, 3), st.integers(0, 1)),
+        st.tuples(st.just("cancel"), st.integers(0, 30), st.just(0)),
+        st.tuples(st.just("reschedule"), st.integers(0, 30), st.integers(0, 1)),
+    ),
+    max_size=14,
+)
+EXPECTED_REFUSALS = {"slot_full", "already_booked", "not_scheduled", "same_slot"}
+
+
+@hypothesis_settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=operations)
+def test_seats_taken_always_equals_the_scheduled_bookings(db, next_weekday, ops):
+    """For any sequence of book / cancel / reschedule, each slot's seat count is its live bookings."""
+    now = timezone.now()
+    with transaction.atomic():
+        school = SchoolFactory(seats_per_tour=2)
+        day = next_weekday(school, TUESDAY)
+        times = (NINE, ELEVEN)
+        contacts = [ContactFactory(school=school) for _ in range(4)]
+        bookings: list[TourBooking] = []
+        for op, a, b in ops:
+            try:
+                if op == "book":
+                    bookings.append(book(school, contacts[a], day, times[b], now=now))
+                elif op == "cancel" and bookings:
+                    cancel_tour(booking=bookings[a % len(bookings)], now=now)
+                elif op == "reschedule" and bookings:
+                    bookings.append(
+                        reschedule_tour(booking=bookings[a % len(bookings)], new_date=day, new_time=times[b], now=now)
+                    )
+            except BookingError as exc:
+                assert exc.code in EXPECTED_REFUSALS, exc.message
+            for slot in TourSlot.objects.filter(school=school):
+                live = TourBooking.objects.filter(slot=slot, status=TourBooking.Status.SCHEDULED).count()
+                assert slot.seats_taken == live <= slot.capacity
+        transaction.set_rollback(True)

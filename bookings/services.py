@@ -334,6 +334,31 @@ def record_tour_outcome(*, booking: TourBooking, status: str) -> TourBooking:
     return locked
 
 
+CORRECTABLE_FIELDS = ("parent_name", "parent_phone", "parent_email", "child_name", "child_age", "special_requirements")
+
+
+def correct_booking_details(*, booking: TourBooking, now: dt.datetime | None = None, **fields) -> TourBooking:
+    """Fix details of a scheduled tour after the fact ("it's Anna, not Ana"); the slot is unchanged."""
+    unknown = set(fields) - set(CORRECTABLE_FIELDS)
+    if unknown:
+        raise BookingError("invalid_field", f"These can't be changed on a booking: {', '.join(sorted(unknown))}.")
+    _ensure_changeable(booking, now)
+    current = {name: getattr(booking, name) for name in CORRECTABLE_FIELDS}
+    merged = {**current, **{k: v for k, v in fields.items() if v not in (None, "")}}
+    parent_name, phone, email, child_name = _clean_details(
+        booking.school, merged["parent_name"], merged["parent_phone"], merged["parent_email"],
+        merged["child_name"], merged["child_age"],
+    )
+    changes = {"parent_name": parent_name, "parent_phone": phone, "parent_email": email, "child_name": child_name,
+               "child_age": merged["child_age"], "special_requirements": (merged["special_requirements"] or "").strip()}
+    with transaction.atomic():
+        TourBooking.objects.filter(pk=booking.pk).update(**changes, updated_at=timezone.now())
+        for name, value in changes.items():
+            setattr(booking, name, value)
+        crm.record_tour_details_corrected(booking)
+    return booking
+
+
 def _ensure_changeable(booking: TourBooking, now: dt.datetime | None) -> None:
     if booking.status != TourBooking.Status.SCHEDULED:
         raise BookingError("not_scheduled",

@@ -34,7 +34,7 @@ from crm.models import Contact
 
 logger = logging.getLogger(__name__)
 
-MAX_SLOTS_SHOWN = 8
+MAX_SLOTS_SHOWN = 6
 TOOL_TIMEOUT_SECONDS = 20
 REQUIRED_FOR_BOOKING = ("parent_name", "parent_phone", "child_name", "child_age", "preferred_date", "preferred_time")
 
@@ -413,8 +413,15 @@ def update_context(field_to_update: str, new_value: str, reason: str | None = No
         old = ctx.active.collected.get(name)
         ctx.active.collected[name] = value
     result = {"status": "updated", "field": name, "old_value": old, "new_value": value, "reason": reason or ""}
-    if ctx.active.last_booking_id and name in ("preferred_date", "preferred_time"):
-        result["note"] = (f"Tour {ctx.active.last_booking_id} is already booked: use manage_tour_booking to move it.")
+    booked = booking_selectors.contact_booking(ctx.contact, ctx.active.last_booking_id) \
+        if ctx.active.last_booking_id else None
+    if booked and name in ("preferred_date", "preferred_time"):
+        result["note"] = f"Tour {booked.reference} is already booked: use manage_tour_booking to move it."
+    elif booked and name in bookings.CORRECTABLE_FIELDS:
+        if result["old_value"] is None:
+            result["old_value"] = getattr(booked, name)
+        bookings.correct_booking_details(booking=booked, now=ctx.now, **{name: value})
+        result["booking_updated"] = booked.reference
     return result
 
 

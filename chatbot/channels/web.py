@@ -81,8 +81,11 @@ def _open_session(slug: str, token: str | None):
     visitor, token, is_new = _visitor_identity(school, token)
     contact = find_or_create_contact(school=school, web_visitor_id=visitor)
     conversation = current_conversation(school, contact, Channel.WEB)
-    history = [message_event(m) for m in selectors.transcript(conversation)]
-    return school, contact, conversation, token, is_new, history
+    return school, contact, conversation, token, is_new
+
+
+def _history(conversation: Conversation) -> list[dict]:
+    return [message_event(m) for m in selectors.transcript(conversation)]
 
 
 class WebChatConsumer(AsyncJsonWebsocketConsumer):
@@ -94,11 +97,16 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         token = _query_param(self.scope, "visitor")
         session = await database_sync_to_async(_open_session)(slug, token)
         if session is None:
+            # Accept first: a close before the handshake becomes an HTTP 403 and the browser never sees the code.
+            await self.accept()
             await self.close(code=CLOSE_UNKNOWN_SCHOOL)
             return
-        self.school, self.contact, self.conversation, token, is_new, history = session
+        self.school, self.contact, self.conversation, token, is_new = session
         self.group = group_name(self.conversation.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        # Read the history only once in the group: a reply stored in between is then in the history or
+        # sent live (the widget de-duplicates by id), never in neither.
+        history = await database_sync_to_async(_history)(self.conversation)
         await self.accept()
         await self.send_json({"type": "session", "protocol": PROTOCOL_VERSION, "visitor_token": token,
                               "new_visitor": is_new, "conversation_id": self.conversation.pk,

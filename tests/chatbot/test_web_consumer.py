@@ -1,0 +1,424 @@
+"""The web chat websocket (protocol v1), end to end through the ASGI application.
+
+Every test connects through `config.asgi.application`, so the origin check, the
+URL routing and the consumer run exactly as they do behind daphne. The model is
+the scripted one (or a gated one for a turn that is still running), except for
+one test that talks to the default offline policy.
+"""
+
+import asyncio
+import time
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.core import signing
+from django.test import override_settings
+from litellm import CustomLLM
+from litellm.types.utils import ModelResponse, Usage
+
+from chatbot.channels.web import CLOSE_UNKNOWN_SCHOOL, VISITOR_SALT
+from chatbot.models import Conversation, Message
+from config.asgi import application
+from crm.models import Contact
+from tests.chatbot import scripted_model
+from tests.factories import SchoolFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+ORIGIN = (b"origin", b"http://127.0.0.1:8000")
+TIMEOUT = 10
+
+
+# --- helpers -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def scripted():
+    model = scripted_model.install()
+    with override_settings(LLM_MODEL="scripted/test", CHAT_BURST_WINDOW_SECONDS=0):
+        yield model
+
+
+@pytest.fixture
+async def school():
+    return await database_sync_to_async(SchoolFactory)()
+
+
+def communicator(slug: str, token: str | None = None, origin: tuple = ORIGIN) -> WebsocketCommunicator:
+    path = f"/ws/chat/{slug}/" + (f"?visitor={token}" if token else "")
+    return WebsocketCommunicator(application, path, headers=[origin, (b"host", b"127.0.0.1:8000")])
+
+
+async def open_chat(slug: str, token: str | None = None) -> tuple[WebsocketCommunicator, dict]:
+    comm = communicator(slug, token)
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    assert connected
+    session = await comm.receive_json_from(timeout=TIMEOUT)
+    assert session["type"] == "session"
+    return comm, session
+
+
+async def frames_until(comm: WebsocketCommunicator, done, timeout: float = TIMEOUT) -> list[dict]:
+    """Frames in arrival order, up to and including the first one for which done(frame, frames) is true."""
+    frames: list[dict] = []
+    deadline = time.monotonic() + timeout
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise AssertionError(f"timed out; frames so far: {frames}")
+        frame = await comm.receive_json_from(timeout=remaining)
+        frames.append(frame)
+        if done(frame, frames):
+            return frames
+
+
+def replies(frames: list[dict]) -> list[dict]:
+    return [f for f in frames if f["type"] == "message" and f["role"] == "assistant"]
+
+
+def reply_count(n: int):
+    return lambda frame, frames: len(replies(frames)) >= n
+
+
+async def send_message(comm: WebsocketCommunicator, text: str, client_id: str) -> None:
+    await comm.send_json_to({"type": "message", "text": text, "client_id": client_id})
+
+
+async def assert_still_open(comm: WebsocketCommunicator) -> None:
+    """A ping gets its pong (after whatever else was already on its way)."""
+    await comm.send_json_to({"type": "ping"})
+    frames = await frames_until(comm, lambda frame, frames: frame["type"] == "pong")
+    assert frames[-1] == {"type": "pong"}
+
+
+@database_sync_to_async
+def _db(fn):
+    return fn()
+
+
+async def settled(contact_filter: dict, timeout: float = TIMEOUT) -> None:
+    """Wait until every parent message of the contact has been answered (so no turn outlives the test)."""
+    deadline = time.monotonic() + timeout
+    while await _db(lambda: Message.objects.filter(conversation__contact__in=Contact.objects.filter(**contact_filter),
+                                                   role=Message.Role.USER, processed_at__isnull=True).exists()):
+        if time.monotonic() > deadline:
+            raise AssertionError("turns still pending")
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.2)  # the reply of the last turn is being stored and sent
+
+
+# --- the session -------------------------------------------------------------------
+
+
+async def test_session_frame_gives_a_new_visitor_a_token(school):
+    comm, session = await open_chat(school.slug)
+    assert session["protocol"] == 1
+    assert session["new_visitor"] is True
+    assert session["school"] == {"slug": school.slug, "name": school.name}
+    assert session["max_message_chars"] == settings.CHAT_MAX_MESSAGE_CHARS
+    assert session["history"] == []
+    visitor = signing.loads(session["visitor_token"], salt=VISITOR_SALT)
+    assert visitor["school"] == school.slug
+    conversation = await _db(lambda: Conversation.objects.select_related("contact").get(pk=session["conversation_id"]))
+    assert conversation.channel == "web"
+    assert conversation.contact.web_visitor_id == visitor["visitor"]
+    await comm.disconnect()
+
+
+async def test_reconnecting_with_the_token_resumes_the_conversation(school, scripted):
+    scripted.script = [{"content": "Hello! How can I help?"}]
+    comm, first = await open_chat(school.slug)
+    await send_message(comm, "Hi there", "c-1")
+    await frames_until(comm, reply_count(1))
+    await comm.disconnect()
+
+    comm, again = await open_chat(school.slug, first["visitor_token"])
+    assert again["new_visitor"] is False
+    assert again["visitor_token"] == first["visitor_token"]
+    assert again["conversation_id"] == first["conversation_id"]
+    assert [(m["role"], m["text"]) for m in again["history"]] == [
+        ("user", "Hi there"), ("assistant", "Hello! How can I help?"),
+    ]
+    assert all({"id", "blocks", "created_at"} <= set(m) and m["type"] == "message" for m in again["history"])
+    await comm.disconnect()
+
+
+async def test_tampered_or_foreign_token_starts_a_new_visitor(school):
+    comm, first = await open_chat(school.slug)
+    await comm.disconnect()
+
+    comm, tampered = await open_chat(school.slug, first["visitor_token"][:-2] + "xx")
+    assert tampered["new_visitor"] is True
+    assert tampered["visitor_token"] != first["visitor_token"]
+    assert tampered["conversation_id"] != first["conversation_id"]
+    await comm.disconnect()
+
+    other = await database_sync_to_async(SchoolFactory)()
+    comm, foreign = await open_chat(other.slug, first["visitor_token"])  # a valid token, for another school
+    assert foreign["new_visitor"] is True
+    assert foreign["visitor_token"] != first["visitor_token"]
+    await comm.disconnect()
+
+
+async def test_unknown_or_inactive_school_closes_the_socket():
+    inactive = await database_sync_to_async(SchoolFactory)(is_active=False)
+    for slug in ("no-such-school", inactive.slug):
+        comm = communicator(slug)
+        connected, _ = await comm.connect(timeout=TIMEOUT)
+        if connected:  # accepted, then closed with the code the widget understands
+            closing = await comm.receive_output(timeout=TIMEOUT)
+            assert closing == {"type": "websocket.close", "code": CLOSE_UNKNOWN_SCHOOL}
+        await comm.disconnect()
+
+
+async def test_bad_origin_is_rejected(school):
+    comm = communicator(school.slug, origin=(b"origin", b"https://evil.example"))
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    assert connected is False
+    await comm.disconnect()
+
+
+# --- messages ------------------------------------------------------------------------
+
+
+async def test_message_gets_ack_typing_reasoning_and_a_stored_reply(school, scripted):
+    scripted.script = [
+        {"content": "Let me look.", "tool_calls": [("check_availability", {})]},
+        {"content": "Here are the next open tours."},
+    ]
+    comm, session = await open_chat(school.slug)
+    await send_message(comm, "Any tours next week?", "c-1")
+    frames = await frames_until(comm, reply_count(1))
+    kinds = [f["type"] for f in frames]
+
+    ack = frames[0]
+    assert ack["type"] == "ack" and ack["client_id"] == "c-1" and ack["duplicate"] is False
+    assert kinds.index("typing") < kinds.index("reasoning_step") < kinds.index("message")
+    typing = [f["active"] for f in frames if f["type"] == "typing"]
+    assert typing == [True, False]
+    steps = [f for f in frames if f["type"] == "reasoning_step"]
+    assert [s["kind"] for s in steps] == ["think", "act", "observe", "answer"]
+    assert steps[1]["tool_name"] == "check_availability"
+    assert steps[2]["tool_result"]["status"] == "success"
+    assert all({"cycle", "position", "content", "tool_arguments", "latency_ms"} <= set(s) for s in steps)
+    assert [s["position"] for s in steps] == sorted(s["position"] for s in steps)
+
+    reply = frames[-1]
+    assert reply["role"] == "assistant" and reply["text"] == "Here are the next open tours."
+    buttons = next(b for b in reply["blocks"] if b["type"] == "buttons")
+    assert buttons["options"] and {"label", "value"} <= set(buttons["options"][0])
+
+    stored = await _db(lambda: list(Message.objects.filter(conversation_id=session["conversation_id"])
+                                    .order_by("created_at", "id").values_list("pk", "role", "text", "processed_at")))
+    assert [(role, text) for _, role, text, _ in stored] == [
+        ("user", "Any tours next week?"), ("assistant", "Here are the next open tours."),
+    ]
+    assert stored[0][0] == ack["message_id"] and stored[0][3] is not None
+    assert stored[1][0] == reply["id"]
+    await comm.disconnect()
+
+
+async def test_resent_client_id_is_acknowledged_as_duplicate_and_not_answered_again(school, scripted):
+    scripted.script = [{"content": "First and only answer."}]
+    comm, session = await open_chat(school.slug)
+    await send_message(comm, "Hello", "same-id")
+    first = await frames_until(comm, reply_count(1))
+
+    await send_message(comm, "Hello", "same-id")  # the widget resends after a reconnect
+    duplicate = await comm.receive_json_from(timeout=TIMEOUT)
+    assert duplicate == {"type": "ack", "client_id": "same-id", "message_id": first[0]["message_id"],
+                         "duplicate": True}
+    assert await comm.receive_nothing(timeout=0.5)
+    counts = await _db(lambda: (
+        Message.objects.filter(conversation_id=session["conversation_id"], role="user").count(),
+        Message.objects.filter(conversation_id=session["conversation_id"], role="assistant").count(),
+    ))
+    assert counts == (1, 1)
+    assert len(scripted.calls) == 1
+    await comm.disconnect()
+
+
+async def test_empty_and_oversize_messages_get_an_error_and_the_socket_stays_open(school, scripted):
+    comm, session = await open_chat(school.slug)
+    for text, code in (("", "empty"), ("   \n ", "empty"), (42, "empty"),
+                       ("x" * (session["max_message_chars"] + 1), "too_long")):
+        await comm.send_json_to({"type": "message", "text": text, "client_id": "bad"})
+        error = await comm.receive_json_from(timeout=TIMEOUT)
+        assert error["type"] == "error" and error["code"] == code and error["client_id"] == "bad"
+        assert error["text"]
+        await assert_still_open(comm)
+    assert await _db(lambda: Message.objects.count()) == 0
+    assert scripted.calls == []
+    await comm.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        ("{not json", "bad_json"),
+        ("[1, 2, 3]", "bad_frame"),
+        ('"hello"', "bad_frame"),
+        ('{"type": "shout", "text": "hi"}', "unknown_type"),
+        ('{"text": "no type"}', "unknown_type"),
+    ],
+)
+async def test_malformed_frames_get_an_error_and_the_socket_stays_open(school, frame, code):
+    comm, _ = await open_chat(school.slug)
+    await comm.send_to(text_data=frame)
+    error = await comm.receive_json_from(timeout=TIMEOUT)
+    assert error["type"] == "error" and error["code"] == code and error["text"]
+    await assert_still_open(comm)
+    await comm.disconnect()
+
+
+async def test_binary_frame_gets_an_error(school):
+    comm, _ = await open_chat(school.slug)
+    await comm.send_to(bytes_data=b"\x00\x01")
+    error = await comm.receive_json_from(timeout=TIMEOUT)
+    assert error["type"] == "error" and error["code"] == "bad_frame"
+    await assert_still_open(comm)
+    await comm.disconnect()
+
+
+async def test_eleventh_message_within_a_minute_is_rate_limited(school, scripted):
+    if time.time() % 60 > 55:  # the limit counts per clock minute: don't straddle two
+        await asyncio.sleep(60 - time.time() % 60 + 0.1)
+    comm, session = await open_chat(school.slug)
+    limit = settings.CHAT_RATE_LIMIT_PER_MINUTE
+    for n in range(1, limit + 2):
+        await send_message(comm, f"message {n}", f"m{n}")
+    frames = await frames_until(comm, lambda f, fs: f["type"] == "error")
+    error = frames[-1]
+    assert error["code"] == "rate_limited" and error["client_id"] == f"m{limit + 1}" and error["text"]
+    await settled({"school": school})
+    stored = await _db(lambda: Message.objects.filter(conversation_id=session["conversation_id"], role="user")
+                       .count())
+    assert stored == limit
+    await assert_still_open(comm)
+    await comm.disconnect()
+
+
+# --- a message while a turn runs ----------------------------------------------------------------
+
+
+class GatedModel(CustomLLM):
+    """Holds its first answer until the test opens the gate; answers by echoing the parent messages it saw."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.calls: list[list[str]] = []
+
+    async def acompletion(self, *args, **kwargs) -> ModelResponse:
+        parents = [m["content"] for m in kwargs["messages"] if m["role"] == "user"]
+        self.calls.append(parents)
+        if len(self.calls) == 1:
+            await self.gate.wait()
+        response = ModelResponse()
+        response.choices[0].message.content = "Answered: " + " / ".join(parents)
+        response.choices[0].message.tool_calls = None
+        response.choices[0].finish_reason = "stop"
+        response.usage = Usage(prompt_tokens=10, completion_tokens=5, total_tokens=15)
+        return response
+
+    def completion(self, *args, **kwargs):
+        raise NotImplementedError
+
+
+@pytest.fixture
+def gated():
+    import litellm
+
+    model = GatedModel()
+    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "gated"]
+    litellm.custom_provider_map.append({"provider": "gated", "custom_handler": model})
+    litellm.utils.custom_llm_setup()
+    with override_settings(LLM_MODEL="gated/test", CHAT_BURST_WINDOW_SECONDS=0):
+        yield model
+    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "gated"]
+
+
+def _texts(content) -> str:
+    return content if isinstance(content, str) else " ".join(part.get("text", "") for part in content)
+
+
+async def test_message_sent_while_a_turn_runs_is_queued_then_answered(school, gated):
+    comm, session = await open_chat(school.slug)
+    await send_message(comm, "Do you run tours on Fridays?", "q-1")
+    frames = await frames_until(comm, lambda f, fs: f["type"] == "typing" and f["active"])
+    while not gated.calls:  # the model is now holding the first turn
+        await asyncio.sleep(0.01)
+
+    await send_message(comm, "And what are the fees?", "q-2")
+    frames += await frames_until(comm, lambda f, fs: f["type"] == "queued")
+    acks = {f["client_id"]: f["message_id"] for f in frames if f["type"] == "ack"}
+    assert set(acks) == {"q-1", "q-2"}
+    queued = frames[-1]
+    assert queued["message_id"] == acks["q-2"] and queued["text"]
+    assert not replies(frames)
+
+    gated.gate.set()
+    frames += await frames_until(comm, reply_count(1))
+    await settled({"school": school})
+    frames += [f async for f in _rest(comm)]
+
+    # Nothing lost, each parent message answered exactly once, in the order sent.
+    answered = replies(frames)
+    assert len(answered) == 1
+    assert "Do you run tours on Fridays?" in answered[0]["text"] and "And what are the fees?" in answered[0]["text"]
+    last_call = [_texts(c) for c in gated.calls[-1]]
+    assert last_call.index("Do you run tours on Fridays?") < last_call.index("And what are the fees?")
+    assert sum("And what are the fees?" in _texts(c) for call in gated.calls for c in call) == 1
+    user_rows = await _db(lambda: list(Message.objects.filter(conversation_id=session["conversation_id"], role="user")
+                                       .order_by("created_at", "id").values_list("pk", "processed_at")))
+    assert [pk for pk, _ in user_rows] == [acks["q-1"], acks["q-2"]]
+    assert all(processed for _, processed in user_rows)
+    assistant = await _db(lambda: Message.objects.filter(conversation_id=session["conversation_id"],
+                                                         role="assistant").count())
+    assert assistant == 1
+    await comm.disconnect()
+
+
+async def _rest(comm: WebsocketCommunicator):
+    while not await comm.receive_nothing(timeout=0.2):
+        yield await comm.receive_json_from()
+
+
+async def test_two_sockets_of_one_visitor_both_see_the_reply(school, scripted):
+    scripted.script = [{"content": "Hello to both tabs."}]
+    first, session = await open_chat(school.slug)
+    second, again = await open_chat(school.slug, session["visitor_token"])
+    assert again["conversation_id"] == session["conversation_id"]
+    await send_message(first, "Hi", "t-1")
+    mine = await frames_until(first, reply_count(1))
+    theirs = await frames_until(second, reply_count(1))
+    assert replies(mine)[0]["id"] == replies(theirs)[0]["id"]
+    assert not [f for f in theirs if f["type"] == "ack"]  # acks go to the sending socket only
+    await first.disconnect()
+    await second.disconnect()
+
+
+# --- the default model -------------------------------------------------------------------------
+
+
+def _offline_ready() -> bool:
+    try:
+        from chatbot.agent.offline import provider  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _offline_ready(), reason="the offline policy model is not there yet")
+@override_settings(CHAT_BURST_WINDOW_SECONDS=0)
+async def test_offline_policy_answers_a_tour_request_with_slot_buttons(school):
+    comm, _ = await open_chat(school.slug)
+    await send_message(comm, "Hello, I'd like to book a campus tour next week please", "o-1")
+    frames = await frames_until(comm, reply_count(1), timeout=30)
+    reply = replies(frames)[0]
+    assert reply["text"]
+    assert any(b["type"] == "buttons" and b["options"] for b in reply["blocks"])
+    assert any(f["type"] == "reasoning_step" and f["kind"] == "act" for f in frames)
+    await comm.disconnect()

@@ -1,0 +1,179 @@
+"""Assemble the final answer of a turn from what the parent said and what the tools answered.
+
+One reply addresses everything in the turn, in the order a person would:
+greeting, corrections, FAQ answers, the task itself, then thanks or goodbye.
+"""
+
+from typing import TYPE_CHECKING
+
+from chatbot.agent.offline import replies
+from chatbot.agent.offline.understanding import WHEN_FIELDS
+
+if TYPE_CHECKING:
+    from chatbot.agent.offline.policy import Turn
+
+
+def _last(turn: "Turn", name: str) -> dict | None:
+    return turn.conv.last_result(name)
+
+
+def _availability(turn: "Turn", purpose: str = "") -> str:
+    steps = [s for s in turn.conv.steps if s.name == "check_availability" and s.result is not None]
+    if not steps:
+        return ""
+    return replies.availability(steps[-1].result, steps[-1].args, turn.today, purpose)
+
+
+def _choice_problem(turn: "Turn") -> str:
+    matches, picking = turn.choice
+    if picking and not matches:
+        return replies.bad_choice(len(turn.options))
+    if picking and len(matches) > 1:
+        return replies.ambiguous(matches, turn.today)
+    return ""
+
+
+def _book(turn: "Turn") -> str:
+    result = _last(turn, "book_tour")
+    if result and result.get("status") == "success":
+        return replies.booking_confirmed(result, turn.today)
+    if result and result.get("status") == "error":
+        return replies.tool_error(result, turn.today)
+    problem = _choice_problem(turn)
+    if problem:
+        return problem
+    pieces = []
+    facts = turn.facts
+    offered = _availability(turn)
+    if result and result.get("status") == "missing_fields" and result.get("options"):
+        offered = replies.options(result["options"], turn.today)
+    if turn.starting and not offered:
+        pieces.append(replies.start_booking(turn.relation, str(facts.get("child_name") or ""), turn.another))
+    if result and result.get("status") == "missing_fields":
+        missing = [str(m) for m in result.get("missing") or []]
+    else:
+        missing = turn.missing
+    personal = [m for m in missing if m not in WHEN_FIELDS]
+    date, time = turn.slot
+    if offered:
+        pieces.append(offered)
+    elif personal and date and time:  # the parent just named the slot
+        pieces.append(replies.booking_pending(date, time, turn.today))
+    if personal:
+        question = replies.ask_for(personal, turn.relation, str(facts.get("child_name") or ""))
+        pieces.append(f"Also: {question[0].lower()}{question[1:]}" if offered and question else question)
+    elif not offered and missing:
+        pieces.append(replies.ask_when())
+    return " ".join(p for p in pieces if p)
+
+
+def _manage_result(turn: "Turn", action: str) -> str:
+    result = _last(turn, "manage_tour_booking")
+    if not result:
+        return ""
+    status = result.get("status")
+    if status == "success":
+        if result.get("action") == "cancelled":
+            ref = result.get("booking_id")
+            tour = next((t for t in turn.conv.upcoming_tours if t["booking_id"] == ref), None)
+            return replies.cancelled(result, tour, turn.today)
+        return replies.rescheduled(result, turn.today)
+    if status == "missing_fields" and "booking_id" in (result.get("missing") or []):
+        tours = [t for t in result.get("your_bookings") or [] if isinstance(t, dict) and t.get("booking_id")]
+        return replies.which_tour(tours, action, turn.today) if tours else replies.no_bookings()
+    if status == "missing_fields" and result.get("options"):
+        return replies.options(result["options"], turn.today)
+    if status == "missing_fields":
+        tour, _ = turn.target_tour
+        return _availability(turn, " instead") or replies.ask_new_slot(tour, turn.today)
+    return replies.manage_error(result, action, turn.today)
+
+
+def _manage(turn: "Turn", action: str) -> str:
+    done = _manage_result(turn, action)
+    if done:
+        return done
+    tour, ambiguous = turn.target_tour
+    if ambiguous:
+        return replies.which_tour(turn.conv.upcoming_tours, action, turn.today)
+    problem = _choice_problem(turn)
+    if problem:
+        return problem
+    offered = _availability(turn, " instead")
+    if offered and tour and tour.get("date") and turn.starting:
+        return f"{replies.moving(tour, turn.today)} {offered}"
+    return offered or replies.ask_new_slot(tour, turn.today)
+
+
+def _callback(turn: "Turn") -> str:
+    result = _last(turn, "request_callback")
+    if result and result.get("status") == "success":
+        return replies.callback_done(result, turn.today)
+    if result and result.get("status") == "error":
+        return str(result.get("message") or "Sorry, I couldn't arrange the call back.")
+    if result:
+        missing = [str(m) for m in result.get("missing") or []]
+    else:
+        missing = [k for k in ("parent_name", "parent_phone", "best_time_to_call") if not turn.callback_args.get(k)]
+    return replies.ask_callback(missing, first=turn.starting) if missing else ""
+
+
+def _main(turn: "Turn") -> str:
+    flow = turn.flow
+    if flow == "book":
+        return _book(turn)
+    if flow in ("reschedule", "cancel"):
+        return _manage(turn, flow)
+    if flow == "callback":
+        return _callback(turn)
+    if flow == "my_tour":
+        return replies.tours_summary(turn.conv.upcoming_tours, turn.today)
+    if flow == "keep":
+        return f"{replies.kept_booking()} Is there anything else I can help with?"
+    return ""
+
+
+def compose(turn: "Turn") -> str:
+    """The final text of the turn."""
+    if turn.flow == "refuse":
+        return replies.refuse_injection()
+    reading, conv, today = turn.reading, turn.conv, turn.today
+    school = str(conv.school.get("name") or "")
+    name = str(reading.facts.get("parent_name") or "").split(" ")[0] or conv.contact_name
+    quiet = turn.flow == "chat" and not reading.questions and not conv.steps
+    if "greet" in reading.intents and quiet and not reading.intents & {"offtopic", "thanks", "bye", "no"}:
+        returning = bool(conv.contact.get("returning") or conv.upcoming_tours)
+        return replies.welcome(school, name, returning, conv.upcoming_tours, today)
+    if "offtopic" in reading.intents and quiet:
+        return replies.refuse_offtopic(school)
+
+    parts = []
+    if "greet" in reading.intents:
+        parts.append(replies.hello(name))
+    if "offtopic" in reading.intents:
+        parts.append(replies.refuse_offtopic(school, short=True))
+    if "keep" in reading.intents and turn.flow == "book":
+        parts.append(replies.kept_booking())
+    parts += [replies.corrected(r, today) for r in conv.results("update_context")]
+    offer_callback = turn.flow in ("faq", "chat")
+    for result in conv.results("get_faq_answer"):
+        answer = replies.faq_answer(result) if result.get("status") == "success" else ""
+        parts.append(answer or replies.faq_unknown(offer_callback))
+    main = _main(turn)
+    if main:
+        parts.append(main)
+    elif "no" in reading.intents:
+        parts.append(replies.no_problem())
+    elif "help" in reading.intents and not parts:
+        parts.append(f"{replies.CAPABILITIES} What would you like to do?")
+    elif "yes" in reading.intents and not parts:
+        parts.append(replies.anything_else())
+    elif reading.facts.keys() & {"parent_name", "parent_phone"} and not parts:
+        parts.append(replies.noted(name))
+    if "bye" in reading.intents:
+        parts.append(replies.bye(name, conv.upcoming_tours, today))
+    elif "thanks" in reading.intents and not main:
+        parts.append(replies.thanks(name))
+    if not [p for p in parts if p != replies.hello(name)]:
+        parts.append(replies.not_understood())
+    return " ".join(p for p in parts if p)

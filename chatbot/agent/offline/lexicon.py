@@ -1,0 +1,227 @@
+"""The phrasings the offline policy recognises: intents, names, ages, choices.
+
+Only wording lives here. Dates and times are parsed by dateparser (when.py),
+phone numbers by phonenumbers (understanding.py).
+"""
+
+import re
+
+_I = re.IGNORECASE
+
+
+def _rx(pattern: str) -> re.Pattern:
+    return re.compile(pattern, _I)
+
+
+# --- intents -------------------------------------------------------------------------------------------------------
+
+GREETING = _rx(r"^\s*(?:hi+|hello+|hey+|hiya|heya|howdy|good (?:morning|afternoon|evening|day)|greetings)\b[\s,!.]*")
+THANKS = _rx(r"\b(?:thanks|thank you|thank u|thx|ty|cheers|much appreciated|appreciate it)\b")
+BYE = _rx(
+    r"\b(?:bye|goodbye|good bye|see you|see ya|ttyl|that'?s all|that is all|nothing else"
+    r"|have a (?:good|nice|great) day)\b"
+)
+_TOUR = (
+    r"(?:a |the |another |one more |)(?:campus |school )?"
+    r"(?:tour|visit|look around|viewing|come (?:and|to) see|see the (?:school|campus))"
+)
+BOOK = _rx(
+    r"\bbook\b(?!\s+(?:club|fair|list))|\bbooking (?:a|an|another|one|for|in)\b|\breserve\b|\bsign (?:me |us )?up\b"
+    r"|\b(?:want|would like|'d like|wanna|like to|interested in|keen|looking for|hoping|need|can (?:i|we)"
+    rf"|could (?:i|we)|may (?:i|we)|arrange|schedule|plan)\b[^.?!]*\b{_TOUR}"
+    rf"|^\s*{_TOUR}\s*(?:please|pls)?\s*[.!?]*\s*$"
+    r"|\b(?:a |the )?(?:campus |school )?(?:tour|visit)\s+(?:for|on|please|pls|next|this|tomorrow)\b"
+)
+ANOTHER = _rx(r"\b(?:another|second|other|younger|youngest|older|eldest|elder|twin|one more)\b")
+RESCHEDULE = _rx(
+    r"\b(?:re-?schedul\w*|postpone\w*|push (?:it|my tour|the tour) back|bring (?:it )?forward|move (?:it|T-)"
+    r"|(?:move|shift|change) (?:my|our|the) (?:tour|booking|visit|appointment)"
+    r"|different (?:day|date|time) for (?:my|the|our))"
+)
+CANCEL = _rx(r"\b(?:cancel\w*|call off|can'?t (?:make|come|attend)|won'?t be able to (?:make|come|attend))")
+CANCEL_WORD = _rx(r"\bcancel")
+# "I can't make it on Wednesday, can we do Friday instead?" moves the tour rather than cancelling it
+RATHER_MOVE = _rx(r"\b(?:instead|another (?:day|time|date)|different|other (?:day|time|date)|move|change)\b")
+KEEP = _rx(
+    r"\b(?:don'?t|do not|no need to|not|never mind(?: the)?|no)\s+cancel\w*|\bkeep (?:my|the|our) (?:tour|booking)"
+)
+CALLBACK = _rx(
+    r"\b(?:call me|call (?:me |us )?back|callback|call-back|ring me|phone me|give me a (?:call|ring)"
+    r"|someone (?:to )?call|contact me|get in touch with me"
+    r"|(?:speak|talk) (?:to|with) (?:someone|somebody|a person|a human|a real person|staff|admissions|the school"
+    r"|a teacher))\b"
+)
+MY_TOUR = _rx(
+    r"\b(?:when|what time|what day|which day|what date)\b[^?.!]*\bmy (?:tour|booking|visit|appointment)"
+    r"|\bdo (?:i|we) (?:still )?have (?:a|any) (?:tour|booking)|\b(?:my|our) (?:tour|booking) details"
+    r"|\bremind me\b[^?.!]*\b(?:tour|booking)|\b(?:check|see|show)\b[^?.!]*\bmy (?:tour|booking)"
+)
+YES = _rx(
+    r"^\s*(?:yes|yeah|yep|yup|ya|sure|ok|okay|please|sounds good|that works|great|perfect|go ahead|alright"
+    r"|all right|definitely|of course|correct|please do)\b"
+)
+NO = _rx(r"^\s*(?:no|nope|nah|not now|no thanks|no thank you|not really|maybe later)\b")
+HELP = _rx(r"\b(?:what can you do|how does this work|what do you do|what can you help)\b|^\s*help\b")
+INJECTION = _rx(
+    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.?!]*\b(?:rules|instructions|prompt|guidelines"
+    r"|polic(?:y|ies)|previous|above|everything)\b"
+    r"|\bsystem prompt\b|\byou are now\b|\bpretend (?:to be|you)\b|\bact as\b|\bdeveloper mode\b|\bjailbreak\b"
+    r"|\b(?:admin|root|god) (?:access|mode)\b"
+    r"|\b(?:cancel|delete|remove|wipe|show|list|export)\b[^.?!]*\b(?:all|every|everyone'?s"
+    r"|other (?:people|parents)'?s?)\b(?! (?:my|our|of my|of our))[^.?!]*"
+    r"\b(?:bookings?|tours?|records?|data|contacts?)\b"
+)
+OFFTOPIC = _rx(
+    r"\b(?:poem|poetry|haiku|song|lyrics|joke|bitcoin|btc|crypto\w*|ethereum|stocks?|share price|forex|weather"
+    r"|recipe|football|soccer|nba|movie|film|celebrity|president|election|politics|homework|essay|translate"
+    r"|python|javascript|programming|lottery|horoscope|girlfriend|boyfriend|dating|game score|write me"
+    r"|tell me a story)\b"
+)
+SCHOOL_WORDS = _rx(
+    r"\b(?:school|fees?|tuition|costs?|price|pay\w*|lunch|meals?|food|snacks?|curriculum|syllabus|class\w*"
+    r"|teachers?|staff|ratio|uniforms?|bus|transport|pick-?up|drop-?off|hours|terms?|holidays?|enrol\w*"
+    r"|admissions?|apply|application|wait-?list|nursery|kindergarten|preschool|primary|playground|facilit\w*"
+    r"|canteen|languages?|chinese|mandarin|english|bilingual|naps?|allerg\w*|halal|vegetarian|sports?|music|art"
+    r"|swimming|scholarships?|discounts?|siblings?|deposit|registration|open house|parking|address|located"
+    r"|location|campus|tour|visit|principal|teach\w*|students?|children|kids?|age|grades?|year|exam\w*|cca"
+    r"|after-?school)\b"
+)
+TOUR_WORD = _rx(r"\b(?:tour|visit)")
+QUESTION_START = _rx(
+    r"^\s*(?:what|what's|whats|how|do|does|did|is|are|can|could|will|would|when|where|which|who|why|should|may"
+    r"|any|is there|are there)\b"
+)
+INFO_REQUEST = _rx(
+    r"\b(?:tell me about|info(?:rmation)? (?:on|about)|i'?d like to know|want to know|wondering|curious)\b"
+)
+ASKS_WHAT_IS_OPEN = _rx(  # "do you have anything on Friday?" asks; "can we come Friday at 9?" books
+    r"\b(?:do you have|have you got|is there|are there|any|anything|what (?:times?|days?|dates?|slots?)"
+    r"|which (?:times?|days?|dates?)|when (?:can|could|are|is)|available|availability|free|open)\b"
+)
+AVAILABILITY = _rx(
+    r"\b(?:slots?|availab\w*|free (?:on|at|slots?|times?|spots?)|openings?|open on|any (?:space|room)"
+    r"|other (?:days?|times?|dates?))\b"
+)
+CORRECTION = _rx(
+    r"^\s*(?:sorry|oops|actually|correction|wait|no,)|\bi mean[t]?\b|\bmake it\b|\bchange (?:it|that|the \w+) to\b"
+    r"|\bshould (?:be|have been)\b|\binstead\b|\bnot\s+\S+|\bmisspel\w*|\btypo\b|\bwrong\b"
+)
+
+# --- details -------------------------------------------------------------------------------------------------------
+
+SENTENCE_BREAK = _rx(
+    r"(?<=[.!?])\s+|\n+|,?\s+(?:and|also|plus)\s+(?=(?:do|does|is|are|can|what|how|when|where|who|will|would)\b)"
+)
+SPECIAL = _rx(
+    r"\b(?:wheelchair|pram|stroller|buggy|allerg\w*|special (?:needs|requirements?)|accessib\w*|mobility"
+    r"|interpreter|translator|autis\w*|adhd|hearing|sign language)\b"
+)
+EMAIL = _rx(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+BOOKING_REF = _rx(r"\bT-[A-Z0-9]{4,12}\b")
+PHONE_LIKE = re.compile(r"\+?\d[\d\s-]{5,}\d")
+REASON = _rx(r"\b(?:because|since|due to|reason(?: is)?:?|as (?=we|i|my|our|the))\s*(.{3,})")
+NO_REASON = _rx(r"(?:please|pls|thanks?|thank you)")
+TOPIC = _rx(r"\b(?:about|regarding|re:|concerning|to discuss)\s+(?:the |your |our )?([^?.!,;]{2,80})")
+TOPIC_TAIL = _rx(r"\s+(?:please|pls|thanks?)$")
+CALL_TIME = _rx(
+    r"\b(?:any ?time|asap|as soon as possible|right now|later today|after work|after \d{1,2}\s*(?:am|pm)?"
+    r"|before \d{1,2}\s*(?:am|pm)?)\b"
+)
+RELATION = _rx(r"\b(son|daughter|boy|girl|child|kid|toddler|little one)\b")
+HIS_HER = _rx(r"\b(?:his|her)\b")
+
+# --- choosing from a numbered list ----------------------------------------------------------------------------------
+
+ORDINAL = _rx(
+    r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|last)\b"
+    r"(?!\s+(?:child|son|daughter|kid|tour|time|week|month|year|name))"
+)
+ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5, "seventh": 6, "eighth": 7}
+NUMBERED = _rx(
+    r"(?:\b(?:option|number|no\.|slot|choice)\s*|#)(\d{1,2})\b|\b(\d)(?:st|nd|rd|th)\s+(?:one|option|slot)\b"
+)
+BARE_NUMBER = _rx(r"^\s*(\d{1,2})\s*[.)!]?\s*(?:please|pls)?\s*$")
+HOUR_ONLY = _rx(r"^\D*?\b(\d{1,2})\b(?!\s*(?:years?|yrs?|y/?o|yo|kids?|children|people|:))\D*$")
+
+# --- names and ages ------------------------------------------------------------------------------------------------
+
+_NAME = r"[A-Za-z][A-Za-z'-]*"
+_NAMES = rf"{_NAME}(?:\s+{_NAME}){{0,2}}"
+_CHILD = r"(?:son|daughter|boy|girl|child|kid|toddler|little one)"
+PARENT_NAME = [
+    _rx(rf"\b(?:i am|i'm|im|my name is|my name's|name is|name's|this is|call me)\s+({_NAMES})"),
+    _rx(rf"(?<!'s )\bname:?\s+({_NAMES})"),
+    _rx(rf"^\s*({_NAME}(?:\s+{_NAME})?)\s+here\b"),
+]
+CHILD_NAME = [
+    _rx(rf"\b{_CHILD}(?:'s name is|\s+is called|\s+called|\s+named|\s+is|,|:)?\s+({_NAME})"),
+    _rx(rf"\b(?:his|her|their|child's|kid's) name is\s+({_NAME})"),
+    _rx(rf"\b(?:he|she)(?:'s| is) called\s+({_NAME})"),
+    _rx(rf"\bfor\s+({_NAME})\s*(?:,|\()?\s*(?:aged?\s*)?\d{{1,2}}\b"),
+    _rx(rf"\b({_NAME})\s*\(\s*\d{{1,2}}\s*\)"),
+    _rx(rf"\b({_NAME}),?\s+who(?:'s| is)\s+\d"),
+    _rx(rf"^\s*({_NAME})\s*,?\s+(?:he|she)(?:'s| is)\s+\d"),
+    _rx(rf"\b({_NAME})'s (?:mum|mom|mother|dad|father|parent)\b"),
+]
+LEADING_NAME = re.compile(r"[,(.!?;:]")
+NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!]\s*)({_NAME}(?:\s+{_NAME})?)[\s,:(-]*$")
+NOT_TIME = r"(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b)"
+AGE = [
+    _rx(r"\b(\d{1,2})\s*(?:-\s*)?(?:years?|yrs?|y/?o|yo)\b"),
+    _rx(
+        r"\b(?:he|she|they|child|son|daughter|kid|boy|girl)\s*(?:'s|is|are|turns?|turned|will be|just turned)"
+        rf"\s+(\d{{1,2}})\b{NOT_TIME}"
+    ),
+    _rx(r"\bage[ds]?:?\s*(\d{1,2})\b"),
+    _rx(rf"\bwho(?:'s| is)\s+(\d{{1,2}})\b{NOT_TIME}"),
+    _rx(r"\(\s*(\d{1,2})\s*\)"),
+    _rx(rf"\b{_CHILD}\s+(?:is\s+)?(\d{{1,2}})\b{NOT_TIME}"),
+    _rx(rf"\b{_NAME}\s*,\s*(\d{{1,2}})\b{NOT_TIME}"),
+    _rx(rf"\bfor\s+{_NAME}\s+(\d{{1,2}})\b{NOT_TIME}"),
+]
+NAME_CORRECTION = [  # (new, old) for "Jon not John"; (old, new) for "not John, Jon"
+    _rx(rf"({_NAME})\s*,?\s+not\s+({_NAME})"),
+    _rx(rf"\bnot\s+({_NAME})\s*,?\s*(?:but\s+|it'?s\s+)?({_NAME})"),
+]
+BARE_CORRECTION = _rx(
+    rf"^\W*(?:sorry|oops|actually|correction|no|wait|i meant|i mean)\W+(?:it'?s\s+|its\s+|it is\s+)?({_NAME})\W*$"
+)
+_NOT_A_NAME = """
+    a an the and or but so to for from with at on in of by my our your his her their it its it's i me we us you
+    i'm im i'd i'll i've we're we'd we'll that's there's what's he'll she'll they're he's she's
+    he she they this that here there just not no yes ok okay sure please hi hello hey thanks thank sorry actually
+    looking interested wondering trying hoping writing calling messaging asking enquiring inquiring planning
+    thinking free available good fine great happy keen glad new moving also still back able unable afraid going
+    coming ready done busy away travelling currently really very booking book tour visit mum mom dad father mother
+    parent son daughter child kid boy girl twins baby is are was be would like want need can could will
+    morning afternoon evening today tomorrow tonight week weekend next this coming am pm noon
+    monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
+    january february march april june july august september october november december jan feb mar apr jun jul
+    aug sep sept oct nov dec about regarding because called named name age aged years old year
+    one two three four five six seven eight nine ten first second third last another other younger older
+    cancel reschedule move change call callback do does did have has had get got make made meant mean
+    well doing where what when which who why how phone number mobile email e-mail contact tel
+"""
+NOT_A_NAME = frozenset(_NOT_A_NAME.split())
+
+# --- what a concierge reply asked for (read back from the previous reply) ------------------------------------------
+
+REPLY_ASKS = {
+    "parent_name": _rx(r"\byour (?:full )?name\b|\bmay i have your name\b|\bwho am i speaking"),
+    "parent_phone": _rx(r"\bphone\b|\bmobile\b|\bcontact number\b|\bnumber (?:we|i) can\b"),
+    "parent_email": _rx(r"\be-?mail\b"),
+    "child_name": _rx(r"\b(?:child|son|daughter|kid)'s name\b|\bname of your (?:child|son|daughter)\b"),
+    "child_age": _rx(r"\bhow old\b|\bage\b"),
+    "when": _rx(r"\bwhich (?:day|date|slot|one)\b|\bwhat (?:day|date|time)\b|\bwhen would\b|\bsuits? you\b"),
+    "call_time": _rx(
+        r"\b(?:good|best|convenient) time (?:to|for us to) call\b|\bwhen (?:should|can|shall) (?:we|they) call"
+    ),
+    "which_tour": _rx(r"\bwhich (?:tour|booking)\b"),
+    "offer_book": _rx(r"\b(?:like|want) (?:me )?to book\b|\bshall i book\b|\bbook (?:one|a tour)\?"),
+    "offer_callback": _rx(r"\bcall you back\b|\bcallback\?|\bcall back\?"),
+    "reschedule": _rx(r"\bmove (?:your|the|it)\b|\bto move\b|\breschedul"),
+    "cancel": _rx(r"\bcancel\b"),
+    "callback": _rx(r"\bcall you\b|\bcall back\b|\bcallback\b"),
+    "booking": _rx(r"\btour\b|\bvisit\b"),
+    "options": re.compile(r"^\s*1[.)]\s", re.MULTILINE),
+}

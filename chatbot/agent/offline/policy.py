@@ -1,0 +1,605 @@
+"""Decide the next step of a turn: which tools to call, or what to answer.
+
+The policy keeps nothing between calls. Each call re-reads the conversation and
+re-plans the whole turn in stages (unread messages; FAQ answers and
+corrections; the main action of the flow; one follow-up); a stage whose calls
+already have results this turn is passed, and when none is left it answers.
+Memory across turns is the prompt: ACTIVE_TASK.collected and slots_shown,
+CONTACT.upcoming_tours, and the texts of earlier turns.
+"""
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+
+from chatbot.agent.offline.compose import compose
+from chatbot.agent.offline.conversation import Conversation, read
+from chatbot.agent.offline.understanding import (
+    REQUIRED,
+    WHEN_FIELDS,
+    Hints,
+    Reading,
+    asked_in,
+    read_message,
+    region_for,
+    understand,
+)
+from chatbot.agent.offline.when import When, part_of
+
+MAX_CYCLES = 5  # the loop's limit; the last cycle is always an answer
+CHILD_FIELDS = ("child_name", "child_age", "preferred_date", "preferred_time", "special_requirements")
+FLOW_INTENTS = ("cancel", "reschedule", "callback", "book")
+TASK_FLOWS = {
+    "tour_booking": "book",
+    "booking": "book",
+    "reschedule": "reschedule",
+    "tour_reschedule": "reschedule",
+    "cancel": "cancel",
+    "tour_cancel": "cancel",
+    "callback": "callback",
+    "callback_request": "callback",
+}
+COMPLETED = re.compile(  # the references of the replies that finish a task (see replies.py)
+    r"\breference is ([TC]-[A-Z0-9]+)|\btour (T-[A-Z0-9]+)\b[^.\n]* has been (cancelled)",
+    re.IGNORECASE,
+)
+PARENT_FIELDS = ("parent_name", "parent_phone", "parent_email")
+TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback"}
+OPTION_LINE = re.compile(  # "2. Wednesday 25 November at 09:00" or "1. Friday 27 November at 14:00 for Leo (T-...)"
+    r"^\s*\d{1,2}[.)]\s+[A-Za-z]+day (\d{1,2}) ([A-Za-z]+)(?: (\d{4}))?(?: at (\d{2}:\d{2}))?"
+    r"(?:.*\((T-[A-Z0-9]+)\))?",
+    re.MULTILINE,
+)
+
+
+@dataclass
+class Call:
+    name: str
+    args: dict
+
+
+@dataclass
+class Decision:
+    """Either tool calls or a final text."""
+
+    calls: list[Call] = field(default_factory=list)
+    text: str = ""
+
+
+def _iso(day: dt.date | None) -> str | None:
+    return day.isoformat() if day else None
+
+
+def _options_in(reply: str, today: dt.date) -> list[dict]:
+    """The numbered slots or tours a reply offered, read back into dates."""
+    options = []
+    for match in OPTION_LINE.finditer(reply):
+        day, month, year, time, ref = match.groups()
+        try:
+            parsed = dt.datetime.strptime(f"{day} {month} {year or today.year}", "%d %B %Y").date()
+        except ValueError:
+            continue
+        if not year and parsed < today:
+            parsed = parsed.replace(year=parsed.year + 1)
+        options.append({"date": parsed.isoformat(), "time": time, "booking_id": ref})
+    return options
+
+
+def _slot_matches(slot: dict, when: When) -> bool:
+    try:
+        day = dt.date.fromisoformat(str(slot.get("date")))
+    except ValueError:
+        return False
+    time = str(slot.get("time") or "")
+    if when.date and when.kind == "weekday" and day.weekday() != when.date.weekday():
+        return False
+    if when.date and when.kind == "day" and day.day != when.date.day:
+        return False
+    if when.date and when.kind == "exact" and day != when.date:
+        return False
+    if when.start and not (when.start <= day <= (when.end or when.start)):
+        return False
+    if when.time and time != when.time:
+        return False
+    return not (when.part_of_day and time and part_of(time) != when.part_of_day)
+
+
+class Turn:
+    """One model call's view of the turn, with the plan derived from it."""
+
+    def __init__(self, conv: Conversation, tools: set[str]):
+        self.conv = conv
+        self.tools = tools
+        self.today = conv.today
+        self.previous = conv.previous_reply()
+        self.asked = asked_in(self.previous)
+        self.options = _options_in(self.previous, self.today) or self._remembered_slots()
+        self.hints = Hints(
+            today=conv.today,
+            now=conv.now,
+            tour_times=tuple(conv.school.get("tour_start_times") or ()),
+            region=region_for(conv.time_zone, str(conv.contact.get("phone") or "")),
+            asked=self.asked,
+            options=len(self.options),
+            known={**self._contact_defaults(), **conv.collected},
+        )
+        self.earlier = self._read_history()
+        self.hints = replace(self.hints, known={**self._contact_defaults(), **self.said_before, **conv.collected})
+        unread = [
+            str(m.get("message") or "")
+            for r in conv.results("check_unread_messages")
+            for m in (r.get("messages") or [])
+            if isinstance(m, dict)
+        ]
+        self.reading = understand([*conv.turn_texts, *[t for t in unread if t.strip()]], self.hints)
+
+    # --- what the conversation remembers -------------------------------------------------
+
+    def _remembered_slots(self) -> list[dict]:
+        """ACTIVE_TASK.slots_shown, less the slots this turn's tools just found (the parent has not seen them)."""
+        fresh = {
+            (s.get("date"), s.get("time"))
+            for step in self.conv.steps
+            if step.result
+            for key in ("available_slots", "alternatives")
+            for s in step.result.get(key) or []
+            if isinstance(s, dict)
+        }
+        return [s for s in self.conv.slots_shown if (s.get("date"), s.get("time")) not in fresh]
+
+    def _contact_defaults(self) -> dict:
+        """The parent's details on file, so a returning parent is not asked again."""
+        contact = self.conv.contact
+        on_file = {"parent_name": "name", "parent_phone": "phone", "parent_email": "email"}
+        return {name: contact[key] for name, key in on_file.items() if contact.get(key)}
+
+    def _read_history(self) -> list[tuple[Reading, int]]:
+        """The parent's earlier messages, each read with the question it answered, numbered by the task they
+        belong to (a reply that completes a booking, move, cancellation or call back closes a task)."""
+        readings, previous, task = [], "", 0
+        known = dict(self.hints.known)
+        for message in self.conv.history:
+            if message["role"] == "assistant":
+                previous = message["content"]
+                task += bool(COMPLETED.search(previous))
+            else:
+                hints = replace(self.hints, asked=asked_in(previous), options=0, known=dict(known))
+                reading = read_message(message["content"], hints)
+                known.update(reading.facts)
+                readings.append((reading, task))
+        return readings
+
+    @cached_property
+    def past(self) -> list[Reading]:
+        """The parent's messages since the last completed task."""
+        current = sum(bool(COMPLETED.search(m["content"])) for m in self.conv.history if m["role"] == "assistant")
+        return [reading for reading, task in self.earlier if task == current]
+
+    @cached_property
+    def said_before(self) -> dict:
+        """Every detail the parent gave earlier (the latest of each), e.g. the old value a correction fixes."""
+        facts: dict = {}
+        for reading, _ in self.earlier:
+            facts.update(reading.facts)
+        return facts
+
+    @cached_property
+    def parent_memory(self) -> dict:
+        """The parent's own details from anywhere in the conversation: they outlive a finished task."""
+        facts: dict = {}
+        for reading, _ in self.earlier:
+            facts.update({k: v for k, v in reading.facts.items() if k in PARENT_FIELDS})
+        return facts
+
+    @cached_property
+    def memory(self) -> Reading:
+        """What the parent said earlier in the current task."""
+        reading = Reading()
+        for current in self.past:
+            if "another" in current.intents:  # a new child: forget the previous one's details
+                reading = Reading(facts={k: v for k, v in reading.facts.items() if k not in CHILD_FIELDS})
+            reading = reading.merge(current)
+        return reading
+
+    @cached_property
+    def booked(self) -> dict | None:
+        """The tour booked (or moved) earlier in this conversation and not cancelled since."""
+        ref = None
+        for message in self.conv.history:
+            if message["role"] != "assistant":
+                continue
+            for match in COMPLETED.finditer(message["content"]):
+                found = (match.group(1) or match.group(2)).upper()
+                if found.startswith("T-"):
+                    ref = None if match.group(3) else found
+        last = str(self.conv.task.get("last_booking_id") or "")
+        made_now = {str(s.result.get("booking_id")) for s in self.conv.steps if s.result}
+        if not ref and last and last not in made_now:  # a hosted model may have written the confirmation
+            ref = last if any(t["booking_id"] == last for t in self.conv.upcoming_tours) else None
+        if not ref:
+            return None
+        for tour in self.conv.upcoming_tours:
+            if tour["booking_id"] == ref:
+                return tour
+        collected = self.conv.collected
+        return {"booking_id": ref, "date": collected.get("preferred_date"), "time": collected.get("preferred_time")}
+
+    @property
+    def own_task_steps(self) -> bool:
+        """Whether this turn's tools ran already: ACTIVE_TASK may then show their effect, not the state before."""
+        return any(step.name in TASK_TOOLS for step in self.conv.steps)
+
+    def _flow_of_steps(self) -> str:
+        """The flow this turn's first task tool belongs to (ACTIVE_TASK may already show its effect instead)."""
+        step = next(s for s in self.conv.steps if s.name in TASK_TOOLS)
+        if step.name == "manage_tour_booking":
+            return "cancel" if step.args.get("action") == "cancel" else "reschedule"
+        return "callback" if step.name == "request_callback" else "book"
+
+    @cached_property
+    def another(self) -> bool:
+        return "another" in self.reading.intents or "another" in self.memory.intents
+
+    @cached_property
+    def spent(self) -> bool:
+        """Whether the child and slot in ACTIVE_TASK belong to a tour that is already booked."""
+        if self.booked or self.another:
+            return True
+        collected = self.conv.collected
+        return any(
+            t.get("date") == collected.get("preferred_date") and t.get("time") == collected.get("preferred_time")
+            for t in self.conv.upcoming_tours
+        )
+
+    @cached_property
+    def collected(self) -> dict:
+        collected = {k: v for k, v in self.conv.collected.items() if v not in (None, "")}
+        if self.spent:
+            collected = {k: v for k, v in collected.items() if k not in CHILD_FIELDS}
+        return collected
+
+    @cached_property
+    def facts(self) -> dict:
+        """Booking facts: contact on file < earlier messages < ACTIVE_TASK < this turn."""
+        memory = self.memory.facts
+        if "another" in self.reading.intents:  # earlier messages were about the other child
+            memory = {k: v for k, v in memory.items() if k not in CHILD_FIELDS}
+        return {**self._contact_defaults(), **self.parent_memory, **memory, **self.collected, **self.reading.facts}
+
+    @property
+    def relation(self) -> str:
+        return self.reading.relation or self.memory.relation
+
+    # --- choosing a slot ----------------------------------------------------------------
+
+    @cached_property
+    def choice(self) -> tuple[list[dict], bool]:
+        """(matching offered slots, whether the parent was picking one)."""
+        options = [o for o in self.options if o.get("time") and not o.get("booking_id")]  # slots, not tours
+        reading = self.reading
+        if reading.choice is not None and not options:  # a number picking one of the listed tours
+            return [], False
+        if reading.choice is not None:
+            if reading.choice == -1:
+                return [options[-1]], True
+            return (options[reading.choice : reading.choice + 1] if reading.choice < len(options) else []), True
+        when = reading.when
+        if options and reading.hour is not None and when.is_empty:
+            hours = {reading.hour, reading.hour + 12}
+            matches = [o for o in options if int(str(o["time"])[:2]) in hours]
+            return matches, bool(matches)
+        if not options or when.is_empty:
+            return [], False
+        matches = [o for o in options if _slot_matches(o, when)]
+        if when.kind == "exact" and when.time and not matches:
+            return [], False
+        return matches, bool(matches)
+
+    @cached_property
+    def slot(self) -> tuple[str | None, str | None]:
+        """The (date, time) asked for this turn: a picked option, or the dates and times said."""
+        matches, picking = self.choice
+        if picking and len(matches) == 1:
+            return matches[0]["date"], matches[0]["time"]
+        when = self.reading.when
+        return _iso(when.date), when.time
+
+    @property
+    def when_args(self) -> dict:
+        """check_availability arguments for what the parent said about when."""
+        when = self.reading.when
+        args: dict = {}
+        if when.date:
+            args = {"date_range_start": when.date.isoformat(), "date_range_end": when.date.isoformat()}
+        elif when.start:
+            end = when.end or when.start
+            args = {"date_range_start": when.start.isoformat(), "date_range_end": end.isoformat()}
+        if when.time:
+            args["preferred_times"] = [when.time]
+        elif when.part_of_day:
+            args["preferred_times"] = [when.part_of_day]
+        return args
+
+    # --- which flow ------------------------------------------------------------------------
+
+    @cached_property
+    def flow(self) -> str:
+        """What this turn is about: book, reschedule, cancel, callback, my_tour, faq, keep, refuse or chat."""
+        reading = self.reading
+        intents = reading.intents
+        if "injection" in intents:
+            return "refuse"
+        if "keep" in intents:
+            return "book" if "book" in intents else "keep"
+        if self.moves_booked_tour:
+            return "reschedule"
+        for intent in FLOW_INTENTS:
+            if intent in intents:
+                return intent
+        if "my_tour" in intents:
+            return "my_tour"
+        if "yes" in intents and "offer_callback" in self.asked:
+            return "callback"
+        if "yes" in intents and "offer_book" in self.asked:
+            return "book"
+        if intents & {"no"} and self.asked & {"offer_callback", "offer_book"}:
+            return "chat"
+        pending = self.pending
+        said_when = not reading.when.is_empty or reading.choice is not None or reading.hour is not None
+        if pending and (reading.facts or said_when or "availability" in intents or reading.call_time):
+            return pending
+        if pending and reading.booking_refs:
+            return pending
+        if self.corrections and not pending:  # "her name is spelled Miah, not Mia": fix it, start nothing
+            return "chat"
+        if "availability" in intents or said_when or set(reading.facts) - set(PARENT_FIELDS):
+            return "book"
+        if pending and not reading.questions and not intents & {"thanks", "bye", "greet", "offtopic", "no"}:
+            return pending
+        if reading.questions:
+            return pending or "faq"
+        return "chat"
+
+    @property
+    def moves_booked_tour(self) -> bool:
+        """"Actually make it 11am" (or a bare "2pm" right after the confirmation) about the tour just booked."""
+        intents = self.reading.intents
+        if not self.booked or intents & {"cancel", "book", "callback"}:
+            return False
+        just_done = bool(self.previous and COMPLETED.search(self.previous))
+        bare_when = not self.reading.when.is_empty and not self.reading.facts and not intents - {"yes"}
+        return (self.reading.correcting and not self.reading.when.is_empty) or (just_done and bare_when)
+
+    @property
+    def starting(self) -> bool:
+        """Whether this turn starts the flow (and so the reply opens it) rather than continuing it."""
+        intents = self.reading.intents
+        if self.flow in intents or (self.flow == "book" and "yes" in intents and "offer_book" in self.asked):
+            return True
+        return self.flow != self.pending
+
+    @cached_property
+    def pending(self) -> str:
+        """The unfinished task this turn continues, from the last reply, earlier messages and ACTIVE_TASK."""
+        asked = self.asked
+        if "call_time" in asked or ("callback" in asked and asked & {"parent_name", "parent_phone"}):
+            return "callback"
+        if "which_tour" in asked:
+            return "cancel" if "cancel" in asked else "reschedule"
+        if "reschedule" in asked and not COMPLETED.search(self.previous):
+            return "reschedule"
+        for past in reversed(self.past):
+            intents = past.intents
+            if "keep" in intents and "book" not in intents:
+                return ""
+            for intent in FLOW_INTENTS:
+                if intent in intents:
+                    return intent
+        task = self._flow_of_steps() if self.own_task_steps else TASK_FLOWS.get(str(self.conv.task.get("task_type")))
+        if task and not (self.previous and COMPLETED.search(self.previous)):
+            return task
+        if self.previous and not COMPLETED.search(self.previous) and asked & {"options", "when", *REQUIRED}:
+            return "book"
+        return ""
+
+    # --- the plan --------------------------------------------------------------------------
+
+    def _unread(self) -> list[Call]:
+        if self.conv.unread > 0:
+            return [Call("check_unread_messages", {})]
+        return []
+
+    def _info(self) -> list[Call]:
+        calls = [Call("get_faq_answer", {"question": q}) for q in dict.fromkeys(self.reading.questions)]
+        fixed_now = {s.args.get("field_to_update") for s in self.conv.steps if s.name == "update_context"}
+        for name, value in sorted(self.corrections.items()):
+            if name not in fixed_now:  # once: the stored value changes under the correction
+                args = {"field_to_update": name, "new_value": str(value), "reason": "user_correction"}
+                calls.append(Call("update_context", args))
+        return calls
+
+    @cached_property
+    def corrections(self) -> dict:
+        """Corrected fields whose old value is known and different (a booked tour's slot is moved instead)."""
+        new_values = dict(self.reading.facts)
+        date, time = self.slot
+        new_values.update({"preferred_date": date, "preferred_time": time})
+        known = {**self.said_before, **self.conv.collected}
+        fixed = {}
+        for name in self.reading.corrections:
+            if name in WHEN_FIELDS and self.booked:
+                continue
+            old, new = known.get(name), new_values.get(name)
+            if old not in (None, "") and new not in (None, "") and str(old) != str(new):
+                fixed[name] = new
+        return fixed
+
+    def _main(self) -> list[Call]:
+        return {
+            "book": self._book,
+            "reschedule": lambda: self._manage("reschedule"),
+            "cancel": lambda: self._manage("cancel"),
+            "callback": self._callback,
+        }.get(self.flow, list)()
+
+    def _follow_up(self) -> list[Call]:
+        """Offer slots when only the slot is missing (a booking), or the tool asks for the new one (a move)."""
+        if self.flow == "book" and not self.conv.called("check_availability") and not self._ambiguous:
+            result = self.conv.last_result("book_tour")
+            if result is None:
+                missing = self.missing
+            else:
+                missing = result.get("missing") or [] if result.get("status") == "missing_fields" else []
+            if missing and set(missing) <= set(WHEN_FIELDS):
+                return [Call("check_availability", self.when_args)]
+        if self.flow == "reschedule":
+            result = self.conv.last_result("manage_tour_booking") or {}
+            missing = result.get("missing") or [] if result.get("status") == "missing_fields" else ["booking_id"]
+            if "booking_id" not in missing and not self.conv.called("check_availability"):
+                return [Call("check_availability", self.when_args)]
+        return []
+
+    @property
+    def _ambiguous(self) -> bool:
+        matches, picking = self.choice
+        return picking and len(matches) != 1
+
+    @cached_property
+    def booking_args(self) -> dict:
+        facts = self.facts
+        date, time = self.slot
+        if not self.choice[1]:
+            date = date or self.collected.get("preferred_date")
+            time = time or self.collected.get("preferred_time")
+        names = ("parent_name", "parent_phone", "parent_email", "child_name", "child_age", "special_requirements")
+        args = {k: facts[k] for k in names if facts.get(k)}
+        if date:
+            args["preferred_date"] = date
+        if time:
+            args["preferred_time"] = time
+        return args
+
+    @property
+    def missing(self) -> list[str]:
+        return [f for f in REQUIRED if not self.booking_args.get(f)]
+
+    def _book(self) -> list[Call]:
+        if self._ambiguous:
+            return []
+        args = self.booking_args
+        asking = "availability" in self.reading.intents  # "do you have 2pm on Friday?" asks before booking
+        decided = bool(args.get("preferred_date") and args.get("preferred_time")) and not asking
+        if self.spent and self.missing:  # ACTIVE_TASK still holds the booked child and slot: book only when complete
+            return [Call("check_availability", self.when_args)] if not self.reading.when.is_empty else []
+        if decided:
+            return [Call("book_tour", args)]
+        said = {**self.parent_memory, **self.memory.facts, **self.reading.facts}  # the parent's words, not the file
+        known, skip = self.conv.collected, (*WHEN_FIELDS, *self.corrections)
+        new_facts = [k for k, v in args.items() if k in said and k not in skip and str(known.get(k, "")) != str(v)]
+        calls = []
+        if not self.reading.when.is_empty:
+            calls.append(Call("check_availability", self.when_args))
+        if new_facts:
+            calls.append(Call("book_tour", {k: v for k, v in args.items() if k not in WHEN_FIELDS}))
+        return calls
+
+    def _manage(self, action: str) -> list[Call]:
+        tour, ambiguous = self.target_tour
+        if ambiguous:
+            return []
+        ref = tour.get("booking_id") if tour else None
+        if not ref:
+            return [Call("manage_tour_booking", {"action": action})]
+        if action == "cancel":
+            args = {"booking_id": ref, "action": "cancel"}
+            reason = self.reading.reason or self.memory.reason
+            if reason:
+                args["cancellation_reason"] = reason
+            return [Call("manage_tour_booking", args)]
+        date, time = self.slot
+        if time and not date and not self.choice[1]:
+            date = tour.get("date")
+        if date and not time and "preferred_date" in self.reading.corrections and self.booked:  # "I meant Thursday"
+            time = tour.get("time")
+        if date and time:
+            args = {"booking_id": ref, "action": "reschedule", "new_date": date, "new_time": time}
+            return [Call("manage_tour_booking", args)]
+        if self._ambiguous:
+            return []
+        if ref not in {t["booking_id"] for t in self.conv.upcoming_tours}:  # let the tool check the reference first
+            return [Call("manage_tour_booking", {"booking_id": ref, "action": "reschedule"})]
+        args = self.when_args
+        if self.booked and self.reading.correcting and "date_range_start" not in args and tour.get("date"):
+            args = {"date_range_start": tour["date"], "date_range_end": tour["date"], **args}  # "the other slot"
+        return [Call("check_availability", args)]
+
+    @cached_property
+    def target_tour(self) -> tuple[dict | None, bool]:
+        """(the tour to change, whether the parent must still say which)."""
+        tours = self.conv.upcoming_tours
+        by_ref = {t["booking_id"]: t for t in tours}
+        if self.reading.booking_refs:
+            ref = self.reading.booking_refs[-1]
+            return by_ref.get(ref, {"booking_id": ref}), False
+        listed = [o for o in self.options if o.get("booking_id")]
+        if self.reading.choice is not None and listed and self.reading.choice < len(listed):
+            ref = listed[self.reading.choice]["booking_id"]
+            return by_ref.get(ref, {"booking_id": ref}), False
+        remembered = [r for r in self.memory.booking_refs if r in by_ref]  # not the ones the tool rejected
+        if remembered:
+            return by_ref[remembered[-1]], False
+        if self.booked and self.booked.get("booking_id"):
+            return self.booked, False
+        if len(tours) <= 1:
+            return (tours[0] if tours else None), False
+        words = set(re.findall(r"[a-z']+", " ".join(self.conv.turn_texts).lower()))
+        named = [t for t in tours if str(t.get("child_name") or "").lower() in words]
+        if len(named) == 1:
+            return named[0], False
+        if "which_tour" in self.asked and not self.reading.when.is_empty:
+            dated = [t for t in tours if _slot_matches(t, self.reading.when)]
+            if len(dated) == 1:
+                return dated[0], False
+        return None, True
+
+    @cached_property
+    def callback_args(self) -> dict:
+        facts = self.facts
+        topic = self.reading.topic or self.memory.topic or (self.memory.questions or [""])[-1]
+        args = {
+            "parent_name": facts.get("parent_name"),
+            "parent_phone": facts.get("parent_phone"),
+            "best_time_to_call": self.reading.call_time or self.memory.call_time,
+            "topic": topic.strip(" ?") if topic else None,
+        }
+        return {k: v for k, v in args.items() if v}
+
+    def _callback(self) -> list[Call]:
+        args = self.callback_args
+        if all(args.get(k) for k in ("parent_name", "parent_phone", "best_time_to_call")):
+            return [Call("request_callback", args)]
+        return []
+
+    # --- deciding ------------------------------------------------------------------------------
+
+    def _pending(self, stage, once: bool) -> list[Call]:
+        """The stage's calls still to make. Action stages call each tool at most once a turn: their
+        arguments are re-derived from facts the tools themselves change (a moved tour has a new reference)."""
+        return [c for c in stage() if c.name in self.tools and not self.conv.called(c.name, None if once else c.args)]
+
+    def decide(self) -> Decision:
+        if self.conv.cycles < MAX_CYCLES - 1:
+            stages = [(self._unread, True)]
+            if self.flow != "refuse":
+                stages += [(self._info, False), (self._main, True), (self._follow_up, True)]
+            for stage, once in stages:
+                pending = self._pending(stage, once)
+                if pending:
+                    return Decision(calls=pending)
+        return Decision(text=compose(self))
+
+
+def decide(messages: list[dict], tools: set[str]) -> Decision:
+    """The next assistant step for these messages, given the names of the tools on offer."""
+    return Turn(read(messages), tools).decide()

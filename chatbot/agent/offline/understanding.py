@@ -1,0 +1,383 @@
+"""What a parent's message says: intents, facts (names, phone, e-mail, child, age, when) and corrections.
+
+Phone numbers go through phonenumbers and dates through dateparser (when.py);
+lexicon.py holds the wording of intents, names and ages. Extraction runs on a
+masked copy of the text (e-mails, references, phones, dates blanked out) so that
+"Tuesday" is never a name and "+65" never an age.
+"""
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
+from functools import lru_cache
+from pathlib import Path
+
+import phonenumbers
+
+from chatbot.agent.offline import lexicon as lx
+from chatbot.agent.offline.when import When, find_when, spans
+
+REQUIRED = ("child_name", "child_age", "parent_name", "parent_phone", "preferred_date", "preferred_time")
+WHEN_FIELDS = ("preferred_date", "preferred_time")
+DEFAULT_REGION = "SG"
+ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")
+SIMILAR_NAME = 0.6  # "Jon" for "John" (0.86) is a correction; "Ana" for "John" (0.29) is not
+MAX_AGE = 18
+MAX_ANSWER_WORDS = 6
+
+
+@dataclass
+class Hints:
+    """What the conversation so far tells the reader about a message."""
+
+    today: dt.date
+    now: dt.time
+    tour_times: tuple[str, ...] = ()
+    region: str = DEFAULT_REGION
+    asked: frozenset[str] = frozenset()  # what the previous reply asked for (see asked_in)
+    options: int = 0  # how many numbered choices the parent was just shown
+    known: dict = field(default_factory=dict)  # current booking facts, to tell which name a correction fixes
+
+
+@dataclass
+class Reading:
+    """What one parent message (or a burst of them) says."""
+
+    intents: set[str] = field(default_factory=set)
+    questions: list[str] = field(default_factory=list)
+    facts: dict = field(default_factory=dict)
+    when: When = field(default_factory=When)
+    corrections: set[str] = field(default_factory=set)
+    booking_refs: list[str] = field(default_factory=list)
+    choice: int | None = None  # index into the options shown; -1 for "the last one"
+    hour: int | None = None  # "11 then": a bare hour naming one of the options shown
+    reason: str = ""
+    topic: str = ""
+    call_time: str = ""
+    relation: str = ""
+    correcting: bool = False  # "sorry", "actually", "I meant", "not X"
+
+    def merge(self, other: "Reading") -> "Reading":
+        """This reading with a later message's reading on top (later facts win)."""
+        when = other.when if other.when.has_date or other.when.time else self.when
+        if other.when.part_of_day and not other.when.has_date and not other.when.time:
+            when = replace(when, part_of_day=other.when.part_of_day)
+        return Reading(
+            intents=self.intents | other.intents,
+            questions=self.questions + other.questions,
+            facts={**self.facts, **other.facts},
+            when=when,
+            corrections=self.corrections | other.corrections,
+            booking_refs=list(dict.fromkeys(self.booking_refs + other.booking_refs)),
+            choice=other.choice if other.choice is not None else self.choice,
+            hour=other.hour if other.hour is not None else self.hour,
+            reason=other.reason or self.reason,
+            topic=other.topic or self.topic,
+            call_time=other.call_time or self.call_time,
+            relation=other.relation or self.relation,
+            correcting=self.correcting or other.correcting,
+        )
+
+
+@lru_cache(maxsize=64)
+def region_for(time_zone: str, phone: str) -> str:
+    """The phone region: from the contact's number, else the school's time zone, else SG."""
+    if phone:
+        try:
+            region = phonenumbers.region_code_for_number(phonenumbers.parse(phone, None))
+        except phonenumbers.NumberParseException:
+            region = None
+        if region and region != "ZZ":
+            return region
+    if time_zone and ZONE_TAB.exists():
+        for line in ZONE_TAB.read_text().splitlines():
+            columns = line.split("\t")
+            if len(columns) >= 3 and columns[2] == time_zone:
+                return columns[0]
+    return DEFAULT_REGION
+
+
+def asked_in(reply: str) -> frozenset[str]:
+    """What a concierge reply asked the parent for, so a bare answer ("Leo, 4") can be placed."""
+    return frozenset(key for key, pattern in lx.REPLY_ASKS.items() if pattern.search(reply))
+
+
+def _mask(text: str, found: list[tuple[int, int]]) -> str:
+    chars = list(text)
+    for start, end in found:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _clean_name(raw: str) -> str:
+    """The name words at the start of `raw` ("Jon Tan" of "Jon Tan and my son"), '' if it is no name."""
+    words = []
+    for word in raw.split():
+        if word.lower().strip("'") in lx.NOT_A_NAME or (len(word) < 2 and not words):
+            break
+        words.append(word)
+    if not words or words[0].lower().endswith("'s"):
+        return ""
+    name = " ".join(words[:3])
+    return name.title() if name.islower() or name.isupper() else name
+
+
+def _name(patterns: list[re.Pattern], text: str, full: bool) -> str:
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            name = _clean_name(match.group(1))
+            if name:
+                return name if full else name.split()[0]
+    return ""
+
+
+def _phones(text: str, region: str) -> list[tuple[str, tuple[int, int]]]:
+    found = [
+        (phonenumbers.format_number(m.number, phonenumbers.PhoneNumberFormat.E164), (m.start, m.end))
+        for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE)
+    ]
+    if not found:  # number-like but rejected by the library: pass it on so the tool can say what is wrong
+        found = [
+            (m.group(0).strip(), m.span())
+            for m in lx.PHONE_LIKE.finditer(text)
+            if sum(map(str.isdigit, m.group(0))) >= 6
+        ]
+    return found
+
+
+def _age(text: str, hints: Hints) -> int | None:
+    for pattern in lx.AGE:
+        match = pattern.search(text)
+        if match and 0 < int(match.group(1)) <= MAX_AGE:
+            return int(match.group(1))
+    bare = lx.BARE_NUMBER.match(text)
+    if bare and "child_age" in hints.asked and not hints.options and 0 < int(bare.group(1)) <= MAX_AGE:
+        return int(bare.group(1))
+    return None
+
+
+def _choice(text: str, hints: Hints) -> int | None:
+    if not hints.options:
+        return None
+    match = lx.NUMBERED.search(text) or lx.BARE_NUMBER.match(text)
+    if match:
+        number = int(next(g for g in match.groups() if g))
+        return number - 1 if 1 <= number <= hints.options else None
+    match = lx.ORDINAL.search(text)
+    if match:
+        word = match.group(1).lower()
+        return -1 if word == "last" else lx.ORDINALS[word]
+    return None
+
+
+def _sentences(text: str) -> list[str]:
+    """Sentences, with "... fees and do you have a bus?" split into its two questions."""
+    return [s.strip(" ,") for s in lx.SENTENCE_BREAK.split(text) if s and s.strip(" ,")]
+
+
+def _is_question(sentence: str) -> bool:
+    asks = lx.QUESTION_START.match(sentence) or lx.INFO_REQUEST.search(sentence)
+    return sentence.rstrip().endswith("?") or bool(asks)
+
+
+def _intents(sentence: str, hints: Hints) -> set[str]:
+    if lx.INJECTION.search(sentence):
+        return {"injection"}
+    found = set()
+    if lx.KEEP.search(sentence):
+        found.add("keep")
+    elif lx.CANCEL.search(sentence):
+        soft = not lx.CANCEL_WORD.search(sentence)
+        moving = lx.RATHER_MOVE.search(sentence) or not find_when(sentence, hints.today, hints.now).is_empty
+        found.add("reschedule" if soft and moving else "cancel")
+    if lx.RESCHEDULE.search(sentence):
+        found.add("reschedule")
+    if lx.CALLBACK.search(sentence):
+        found.add("callback")
+    if lx.MY_TOUR.search(sentence):
+        found.add("my_tour")
+    elif lx.BOOK.search(sentence) and not found & {"cancel", "reschedule"}:
+        found |= {"book", "another"} if lx.ANOTHER.search(sentence) else {"book"}
+    for name, pattern in (("thanks", lx.THANKS), ("bye", lx.BYE), ("help", lx.HELP)):
+        if pattern.search(sentence):
+            found.add(name)
+    short = len(sentence.split()) <= MAX_ANSWER_WORDS
+    if short and lx.YES.match(sentence):
+        found.add("yes")
+    elif short and lx.NO.match(sentence):
+        found.add("no")
+    return found
+
+
+def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
+    """Add this sentence's intents, or its FAQ question, to the reading."""
+    found = _intents(sentence, hints)
+    reading.intents |= found
+    if found - {"thanks", "bye", "yes", "no"}:
+        return
+    school = lx.SCHOOL_WORDS.search(sentence)
+    if lx.OFFTOPIC.search(sentence) and not school:
+        reading.intents.add("offtopic")
+        return
+    if not _is_question(sentence):
+        return
+    about_slots = lx.AVAILABILITY.search(sentence) and (not school or lx.TOUR_WORD.search(sentence))
+    dated = not find_when(sentence, hints.today, hints.now, hints.tour_times).is_empty
+    if about_slots or (not school and dated and lx.ASKS_WHAT_IS_OPEN.search(sentence)):
+        reading.intents.add("availability")
+    elif dated and not school:
+        return  # "can we come Friday at 9?": a request, carried by its date and time
+    elif school or len(re.findall(r"[a-z]{2,}", sentence.lower())) >= 2:
+        reading.questions.append(sentence)
+
+
+def _similar_name_field(new: str, hints: Hints) -> tuple[str, str] | None:
+    """The name field a bare "sorry, Jon" most likely fixes (its value is spelt like "John")."""
+    best = None
+    for name_field in ("parent_name", "child_name"):
+        value = str(hints.known.get(name_field) or "").split()
+        if not value or value[0].lower() == new.lower():
+            continue
+        score = SequenceMatcher(None, value[0].lower(), new.lower()).ratio()
+        if score >= SIMILAR_NAME and (best is None or score > best[0]):
+            rest = value[1:] if name_field == "parent_name" else []
+            best = (score, name_field, " ".join([new, *rest]))
+    return (best[1], best[2]) if best else None
+
+
+def _name_correction(text: str, hints: Hints) -> tuple[str, str] | None:
+    """("parent_name", "Jon Tan") for "it's Jon not John", choosing the field whose value was the wrong one."""
+    bare = lx.BARE_CORRECTION.match(text)
+    if bare and bare.group(1).lower() not in lx.NOT_A_NAME:
+        return _similar_name_field(bare.group(1).title() if bare.group(1).islower() else bare.group(1), hints)
+    for index, pattern in enumerate(lx.NAME_CORRECTION):
+        for match in pattern.finditer(text):
+            new, old = match.groups() if index == 0 else reversed(match.groups())
+            if new.lower() in lx.NOT_A_NAME or old.lower() in lx.NOT_A_NAME:
+                continue
+            new = new.title() if new.islower() else new
+            for name_field in ("parent_name", "child_name"):
+                value = str(hints.known.get(name_field) or "").split()
+                if value and value[0].lower() == old.lower():
+                    return name_field, " ".join([new, *value[1:]]) if name_field == "parent_name" else new
+            about_child = lx.RELATION.search(text) or lx.HIS_HER.search(text)
+            return ("child_name" if about_child else "parent_name"), new
+    return None
+
+
+def _reason(sentence: str) -> str:
+    """Why a tour is cancelled: "because ...", or what follows "cancel T-XXXX, ..."."""
+    match = lx.REASON.search(sentence)
+    if match:
+        return match.group(1).strip(" .!")
+    _, sep, rest = lx.CANCEL.split(sentence, maxsplit=1)[-1].partition(",")
+    rest = lx.BOOKING_REF.sub("", rest).strip(" .!-–—")
+    return rest if sep and len(rest) >= 3 and not lx.NO_REASON.fullmatch(rest) else ""
+
+
+def read_message(text: str, hints: Hints) -> Reading:
+    """Read one parent message."""
+    text = re.sub(r"\b([ap])\.m\.?", r"\1m", text.replace("\u2019", "'"), flags=re.IGNORECASE)
+    reading = Reading()
+    greeting = lx.GREETING.match(text)
+    if greeting:
+        reading.intents.add("greet")
+        text = text[greeting.end() :]
+    emails = [(m.group(0), m.span()) for m in lx.EMAIL.finditer(text)]
+    refs = [(m.group(0).upper(), m.span()) for m in lx.BOOKING_REF.finditer(text)]
+    masked = _mask(text, [span for _, span in emails + refs])
+    dates = spans(masked)
+    phones = _phones(_mask(masked, dates), hints.region)
+    masked = _mask(masked, [span for _, span in phones])
+    reading.when = find_when(masked, hints.today, hints.now, hints.tour_times)
+    bare = _mask(masked, dates)
+    reading.booking_refs = list(dict.fromkeys(ref for ref, _ in refs))
+    if emails:
+        reading.facts["parent_email"] = emails[-1][0]
+    if phones:
+        reading.facts["parent_phone"] = phones[-1][0]
+        signed = lx.NAME_BEFORE_PHONE.search(bare[: phones[-1][1][0]])  # "Jon 91234567"
+        if signed and _clean_name(signed.group(1)):
+            reading.facts["parent_name"] = _clean_name(signed.group(1))
+
+    for sentence in _sentences(text):
+        _classify(sentence, reading, hints)
+        reading.correcting = reading.correcting or bool(lx.CORRECTION.search(sentence))
+        if "cancel" in reading.intents and not reading.reason and lx.CANCEL.search(sentence):
+            reading.reason = _reason(sentence)
+        if lx.SPECIAL.search(sentence):
+            reading.facts["special_requirements"] = sentence.strip()[:200]
+    if "offtopic" in reading.intents and not reading.questions and reading.intents <= {"offtopic", "greet"}:
+        return Reading(intents=reading.intents)  # "what's the weather tomorrow?" asks for no tour tomorrow
+    _people(bare, text, reading, hints)
+    _details(bare, text, reading, hints)
+    if reading.correcting:
+        reading.corrections |= _corrected(reading)
+    return reading
+
+
+def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
+    """Parent and child names and the child's age (or the name a correction fixes)."""
+    fixed = _name_correction(bare, hints) if reading.correcting else None
+    if fixed:
+        reading.facts[fixed[0]] = fixed[1]
+        reading.corrections.add(fixed[0])
+    else:
+        parent = _name(lx.PARENT_NAME, bare, full=True)
+        child = _name(lx.CHILD_NAME, bare, full=False)
+        if parent and parent != child:
+            reading.facts["parent_name"] = parent
+        if child:
+            reading.facts["child_name"] = child
+        # a bare answer to "What's your child's name?" / "May I have your name?" (a number or e-mail: the parent's)
+        contact_details = "parent_phone" in reading.facts or "parent_email" in reading.facts
+        answer = "?" not in text and reading.intents <= {"greet", "yes"} and not (parent or child or contact_details)
+        leading = _clean_name(lx.LEADING_NAME.split(bare.strip(), maxsplit=1)[0]) if answer else ""
+        if leading and "child_name" in hints.asked:
+            reading.facts["child_name"] = leading.split()[0]
+        elif leading and "parent_name" in hints.asked:
+            reading.facts["parent_name"] = leading
+    age = _age(bare, hints)
+    named = reading.facts.get("child_name")
+    if age is None and named:  # "my son Max is 3"
+        match = re.search(rf"\b{re.escape(named)}\s*(?:is|'s|,)?\s*(\d{{1,2}})\b{lx.NOT_TIME}", bare, re.IGNORECASE)
+        age = int(match.group(1)) if match and 0 < int(match.group(1)) <= MAX_AGE else None
+    if age is not None:
+        reading.facts["child_age"] = age
+    relation = lx.RELATION.search(bare)
+    if relation:
+        reading.relation = relation.group(1).lower()
+
+
+def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
+    """The option picked, and what a call back is about and when."""
+    reading.choice = _choice(text, hints)
+    hour = lx.HOUR_ONLY.match(bare)
+    if hour and reading.choice is None and hints.options and len(text.split()) <= 5 and 0 < int(hour.group(1)) < 24:
+        reading.hour = int(hour.group(1))
+    if "callback" in reading.intents or "call_time" in hints.asked:
+        call_time = lx.CALL_TIME.search(text)
+        dated = reading.when.has_date or not call_time
+        reading.call_time = reading.when.phrase if dated else call_time.group(0)
+    topic = lx.TOPIC.search(text)
+    if topic:
+        reading.topic = lx.TOPIC_TAIL.sub("", topic.group(1).strip())
+
+
+def _corrected(reading: Reading) -> set[str]:
+    """The fields a correcting message gives a new value for."""
+    fields = {f for f in ("parent_phone", "parent_email", "child_age") if f in reading.facts}
+    if reading.when.has_date:
+        fields.add("preferred_date")
+    if reading.when.time:
+        fields.add("preferred_time")
+    return fields
+
+
+def understand(texts: list[str], hints: Hints) -> Reading:
+    """Read this turn's messages in order; later messages override (and may correct) earlier ones."""
+    reading = Reading()
+    for text in texts:
+        reading = reading.merge(read_message(text, replace(hints, known={**hints.known, **reading.facts})))
+    return reading

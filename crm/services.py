@@ -150,6 +150,19 @@ def record_tour_rescheduled(old, new) -> Activity | None:
     return activity
 
 
+def record_tour_details_corrected(booking) -> None:
+    """Names or contact details of a booked tour were corrected: the CRM follows."""
+    Activity.objects.filter(tour_booking=booking).update(
+        subject=f"School tour: {booking.child_name} ({booking.reference})", updated_at=timezone.now()
+    )
+    update_persistent_context(
+        booking.contact,
+        parent_preferred_phone=booking.parent_phone,
+        child_name=booking.child_name,
+        **({"parent_preferred_email": booking.parent_email} if booking.parent_email else {}),
+    )
+
+
 def record_tour_cancelled(booking) -> Activity | None:
     activity = Activity.objects.filter(tour_booking=booking).first()
     if activity:

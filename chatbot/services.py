@@ -22,6 +22,7 @@ from chatbot.agent import memory
 from chatbot.agent.loop import run_turn
 from chatbot.channels.base import observer_for
 from chatbot.models import Conversation, Message
+from chatbot.text import without_nul
 from crm.models import Contact
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ def current_conversation(school: School, contact: Contact, channel: str, externa
 
 def store_inbound(conversation: Conversation, text: str, channel_message_id: str = "") -> tuple[Message, bool]:
     """Store a parent's message; (message, created). A redelivered channel message id is not stored twice."""
+    text = without_nul(text)
     if channel_message_id:
         existing = Message.objects.filter(channel=conversation.channel, channel_message_id=channel_message_id).first()
         if existing:

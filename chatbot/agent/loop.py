@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from chatbot.agent import blocks, memory, model, prompt, tools
 from chatbot.models import Conversation, Message, ReasoningStep
+from chatbot.text import without_nul
 
 StepCallback = Callable[[dict], Awaitable[None]]
 
@@ -39,8 +40,8 @@ class StepRecorder:
         self.position = 0
 
     async def record(self, cycle: int, kind: str, content: str = "", **fields) -> ReasoningStep:
-        step = ReasoningStep(message=self.reply, cycle=cycle, position=self.position, kind=kind, content=content,
-                             created_at=timezone.now(), **fields)
+        step = ReasoningStep(message=self.reply, cycle=cycle, position=self.position, kind=kind,
+                             content=without_nul(content), created_at=timezone.now(), **without_nul(fields))
         self.position += 1
         await database_sync_to_async(step.save)()
         if self.on_step:
@@ -98,7 +99,7 @@ async def run_turn(conversation: Conversation, turn_messages: list[Message],
                                           f"{len(late)} more message(s) arrived; answering everything together.",
                                           model=answer.model)
                     continue
-                final_text = answer.content.strip()
+                final_text = without_nul(answer.content).strip()
                 break
             await recorder.record(
                 cycle, ReasoningStep.Kind.THINK,

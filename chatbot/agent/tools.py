@@ -28,6 +28,7 @@ from chatbot import faq
 from chatbot.agent import memory
 from chatbot.agent.datetimes import parse_date, parse_time, time_of_day
 from chatbot.models import Conversation, Message
+from chatbot.text import without_nul
 from crm import services as crm
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 from crm.models import Contact
@@ -477,6 +478,7 @@ def parse_arguments(name: str, raw: str | dict | None) -> tuple[dict | None, dic
         return None, _error(f"The arguments for {name} were not valid JSON ({exc.msg}). Send a JSON object.")
     if not isinstance(arguments, dict):
         return None, _error(f"The arguments for {name} must be a JSON object.")
+    arguments = without_nul(arguments)
     params = inspect.signature(TOOLS[name]).parameters
     unknown = sorted(set(arguments) - set(params))
     if unknown:

@@ -1,9 +1,11 @@
 """Browser tests: headless Chromium, driven by Selenium, against a live daphne.
 
 `channels.testing.ChannelsLiveServerTestCase` forks daphne, which then opens the
-test database by its TEST NAME: on SQLite that must be a file (the default test
-database lives in memory, which a second process cannot see). When browser tests
-are selected, this conftest gives SQLite a file-based test database for the run.
+test database by its TEST NAME (or "test_" + NAME when that is unset, which after
+the fork would be "test_test_..."). When browser tests are selected, this
+conftest names the test database explicitly: on SQLite a file (the default test
+database lives in memory, which a second process cannot see), elsewhere the
+usual "test_" + NAME.
 Without Chromium and its driver the browser tests are skipped, with the reason.
 """
 
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connections
+from django.db.backends.base.creation import TEST_DATABASE_PREFIX
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -27,11 +30,14 @@ def missing_browser() -> str:
     return ""
 
 
-def _file_based_sqlite_test_database() -> None:
+def _name_the_test_database() -> None:
     database = settings.DATABASES["default"]
-    if not database["ENGINE"].endswith("sqlite3") or database.get("TEST", {}).get("NAME"):
+    if database.get("TEST", {}).get("NAME"):
         return
-    name = str(Path(tempfile.gettempdir()) / f"concierge-browser-tests-{settings.SECRET_KEY[-6:]}.sqlite3")
+    if database["ENGINE"].endswith("sqlite3"):
+        name = str(Path(tempfile.gettempdir()) / f"concierge-browser-tests-{settings.SECRET_KEY[-6:]}.sqlite3")
+    else:
+        name = TEST_DATABASE_PREFIX + database["NAME"]
     database.setdefault("TEST", {})["NAME"] = name
     connections["default"].settings_dict.setdefault("TEST", {})["NAME"] = name
 
@@ -46,7 +52,7 @@ def pytest_collection_modifyitems(config, items):
         for item in browser_items:
             item.add_marker(pytest.mark.skip(reason=reason))
         return
-    _file_based_sqlite_test_database()
+    _name_the_test_database()
     # Import the ASGI application (and warm the offline model) before daphne is forked, so it starts at once.
     import config.asgi  # noqa: F401
 

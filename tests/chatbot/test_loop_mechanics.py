@@ -132,3 +132,14 @@ async def test_independent_tool_calls_all_run_and_each_gets_its_result(scripted)
     acted = [s for s in steps if s.kind == "act"]
     assert {s.tool_call_id for s in observed} == {s.tool_call_id for s in acted}
     assert all(s.tool_result["status"] in ("success", "no_match") for s in observed)
+
+
+async def test_nul_characters_from_parent_or_model_are_dropped_before_storing(scripted):
+    """PostgreSQL text and JSONB cannot hold U+0000: it must never reach them."""
+    scripted.script = [{"tool_calls": [("get_faq_answer", {"question": "lunch\x00?"})]}, {"content": "Yes\x00."}]
+    reply, steps, _ = await _turn("hello\x00 there")
+    act = next(s for s in steps if s.kind == "act")
+    assert act.tool_arguments == {"question": "lunch?"}
+    assert reply.text == "Yes."
+    parent = await database_sync_to_async(lambda: reply.reply_to.text)()
+    assert parent == "hello there"

@@ -8,7 +8,9 @@ counts are never edited by hand.
 from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 
 from bookings import services
 from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
@@ -135,12 +137,14 @@ class TourBookingAdmin(admin.ModelAdmin):
     ordering = ("-starts_at",)
     actions = ("cancel_bookings", "mark_completed", "mark_no_show")
     fieldsets = (
-        (None, {"fields": ("reference", "status", "school", "local_start", "starts_at", "slot", "contact")}),
+        (None, {"fields": ("reference", "status", "desk_links", "school", "local_start", "starts_at", "slot",
+                           "contact")}),
         ("Family", {"fields": ("parent_name", "parent_phone", "parent_email", "child_name", "child_age",
                                "child_date_of_birth", "special_requirements")}),
         ("History", {"fields": ("replaces", "cancellation_reason", "cancelled_at", "created_at", "updated_at")}),
     )
-    readonly_fields = ("reference", "status", "school", "local_start", "starts_at", "slot", "contact", "parent_name",
+    readonly_fields = ("reference", "status", "desk_links", "school", "local_start", "starts_at", "slot", "contact",
+                       "parent_name",
                        "parent_phone", "parent_email", "child_name", "child_age", "replaces", "cancellation_reason",
                        "cancelled_at", "created_at", "updated_at")
 
@@ -157,6 +161,16 @@ class TourBookingAdmin(admin.ModelAdmin):
     @admin.display(description="Phone")
     def masked_phone(self, obj: TourBooking) -> str:
         return mask_phone(obj.parent_phone)
+
+    @admin.display(description="Change")
+    def desk_links(self, obj: TourBooking) -> str:
+        """The desk's forms: cancel with a reason, reschedule (both tell the parent)."""
+        if obj.status != TourBooking.Status.SCHEDULED or obj.starts_at <= timezone.now():
+            return "-"
+        return format_html(
+            '<a class="button" href="{}">Reschedule</a> <a class="button" href="{}">Cancel with a reason</a>',
+            reverse("admin:desk_tour_reschedule", args=[obj.pk]), reverse("admin:desk_tour_cancel", args=[obj.pk]),
+        )
 
     @admin.action(description="Cancel selected tours (releases the seats)")
     def cancel_bookings(self, request, queryset: QuerySet[TourBooking]) -> None:

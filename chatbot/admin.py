@@ -1,15 +1,18 @@
 """Admin for conversations, messages, reasoning steps and the FAQ.
 
-Conversations and what the agent did are a record: read-only here (reviewing and
-rating belong to the staff console). The FAQ is the knowledge staff maintain.
+Conversations and what the agent did are a record: read-only, except the rating
+(the review pages live in adminpanel/review.py). The FAQ is the knowledge staff maintain.
 """
 
 import json
 
 from django.contrib import admin
+from django.shortcuts import redirect
+from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
+from adminpanel.review import ConversationAdmin
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 
 
@@ -33,33 +36,8 @@ class ReadOnlyMixin:
         return False
 
 
-class MessageInline(ReadOnlyMixin, admin.TabularInline):
-    model = Message
-    extra = 0
-    fields = ("created_at", "role", "text", "model", "latency_ms", "prompt_tokens", "completion_tokens", "cost")
-    readonly_fields = fields
-    show_change_link = True
-    ordering = ("created_at", "id")
-
-
-@admin.register(Conversation)
-class ConversationAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ("id", "contact", "school", "channel", "status", "outcome", "started_at", "last_message_at",
-                    "total_tokens", "total_cost", "rating")
-    list_filter = ("channel", "status", "outcome", "rating", "school")
-    search_fields = ("=id", "external_id", "contact__name", "contact__preferred_name", "summary")
-    date_hierarchy = "started_at"
-    list_select_related = ("contact", "school")
-    inlines = (MessageInline,)
-    fieldsets = (
-        (None, {"fields": ("school", "contact", "channel", "external_id", "status", "outcome")}),
-        ("Memory", {"fields": ("summary", "summary_until")}),
-        ("Usage", {"fields": ("started_at", "last_message_at", "ended_at", "total_tokens", "total_cost")}),
-        ("Review", {"fields": ("rating", "rating_note", "rated_by", "rated_at")}),
-    )
-    readonly_fields = ("school", "contact", "channel", "external_id", "status", "outcome", "summary", "summary_until",
-                       "started_at", "last_message_at", "ended_at", "total_tokens", "total_cost", "rating",
-                       "rating_note", "rated_by", "rated_at")
+# Conversations are reviewed and rated in the staff console (adminpanel/review.py).
+admin.site.register(Conversation, ConversationAdmin)
 
 
 class ReasoningStepInline(ReadOnlyMixin, admin.TabularInline):
@@ -127,9 +105,47 @@ class ReasoningStepAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 @admin.register(FaqEntry)
 class FaqEntryAdmin(admin.ModelAdmin):
-    list_display = ("question", "school", "is_active", "updated_at")
-    list_filter = ("is_active", "school")
+    """Staff edit the FAQ per school; the agent's index rebuilds itself when an entry changes.
+
+    The add form takes its initial values from the query string (?question=...&school=<id>), which is how
+    the dashboard's "FAQ had no answer" list creates an entry in one step; `from=dashboard` returns there.
+    """
+
+    list_display = ("question", "school_column", "short_answer", "is_active", "updated_at")
+    list_display_links = ("question",)
+    list_filter = ("is_active", ("school", admin.RelatedOnlyFieldListFilter))
     list_editable = ("is_active",)
     search_fields = ("question", "answer")
     list_select_related = ("school",)
     readonly_fields = ("updated_at",)
+    fields = ("school", "question", "answer", "tags", "related_topics", "is_active", "updated_at")
+    actions = ("activate", "deactivate")
+
+    @admin.display(description="School", ordering="school__name")
+    def school_column(self, obj: FaqEntry) -> str:
+        return obj.school.name if obj.school else "Every school"
+
+    @admin.display(description="Answer")
+    def short_answer(self, obj: FaqEntry) -> str:
+        return Truncator(obj.answer).chars(90)
+
+    @admin.action(description="Activate selected entries", permissions=["change"])
+    def activate(self, request, queryset) -> None:
+        self._set_active(request, queryset, True)
+
+    @admin.action(description="Deactivate selected entries", permissions=["change"])
+    def deactivate(self, request, queryset) -> None:
+        self._set_active(request, queryset, False)
+
+    def _set_active(self, request, queryset, active: bool) -> None:
+        # updated_at moves too: that is how the FAQ index notices the change.
+        count = queryset.exclude(is_active=active).update(is_active=active, updated_at=timezone.now())
+        word = "activated" if active else "deactivated"
+        self.message_user(request, f"{count} FAQ entr{'y' if count == 1 else 'ies'} {word}.")
+
+    def response_add(self, request, obj, post_url_continue=None):
+        if request.GET.get("from") == "dashboard" and "_continue" not in request.POST \
+                and "_addanother" not in request.POST:
+            self.message_user(request, f"FAQ entry “{obj}” added; the concierge answers it from now on.")
+            return redirect("admin:dashboard")
+        return super().response_add(request, obj, post_url_continue)

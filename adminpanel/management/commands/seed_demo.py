@@ -29,16 +29,18 @@ DEFAULT_PASSWORD = "concierge-demo"  # noqa: S105 - the documented demo password
 HOLIDAY_HORIZON_DAYS = 60
 ALL = ("add", "change", "delete", "view")
 
+# The staff console's roles. On a conversation, "change" is rating it (the console edits nothing else);
+# "view" reads transcripts, the dashboard and exports. The desk needs view/change on tour bookings and callbacks.
 GROUP_PERMISSIONS = {
-    "Reviewer": {
+    "Reviewer": {  # reads conversations and rates them; no bookings, no callbacks, FAQ read-only
         "chatbot": {"conversation": ("view", "change"), "message": ("view",), "reasoningstep": ("view",),
                     "faqentry": ("view",)},
         "bookings": {"school": ("view",)},
     },
-    "Admissions": {
+    "Admissions": {  # the desk (tours, callbacks), the FAQ, contacts; reads conversations without rating them
         "bookings": {"tourbooking": ALL, "callbackrequest": ALL, "schoolclosure": ALL, "tourslot": ("view",),
                      "school": ("view",)},
-        "chatbot": {"faqentry": ALL, "conversation": ("view",), "message": ("view",)},
+        "chatbot": {"faqentry": ALL, "conversation": ("view",), "message": ("view",), "reasoningstep": ("view",)},
         "crm": {"contact": ALL, "child": ALL, "deal": ALL, "activity": ALL},
     },
 }

@@ -172,7 +172,7 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.noted(name))
     if "bye" in reading.intents:
         parts.append(replies.bye(name, conv.upcoming_tours, today))
-    elif "thanks" in reading.intents and not main:
+    elif "thanks" in reading.intents and not main and replies.no_problem() not in parts:  # "no, thank you"
         parts.append(replies.thanks(name))
     if not [p for p in parts if p != replies.hello(name)]:
         parts.append(replies.not_understood())

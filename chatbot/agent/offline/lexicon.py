@@ -35,7 +35,7 @@ BOOK = _rx(
 ANOTHER = _rx(r"\b(?:another|second|other|younger|youngest|older|eldest|elder|twin|one more)\b")
 RESCHEDULE = _rx(
     r"\b(?:re-?schedul\w*|postpone\w*|push (?:it|my tour|the tour) back|bring (?:it )?forward|move (?:it|T-)"
-    r"|(?:move|shift|change) (?:my|our|the) (?:tour|booking|visit|appointment)"
+    r"|(?:move|shift|change) (?:one of )?(?:my|our|the) (?:tour|booking|visit|appointment)"
     r"|different (?:day|date|time) for (?:my|the|our))"
 )
 CANCEL = _rx(r"\b(?:cancel\w*|call off|can'?t (?:make|come|attend)|won'?t be able to (?:make|come|attend))")
@@ -157,14 +157,15 @@ CHILD_NAME = [
     _rx(rf"\b{_CHILD}(?:'s name is|\s+is called|\s+called|\s+named|\s+is|,|:)?\s+({_NAME})"),
     _rx(rf"\b(?:his|her|their|child's|kid's) name is\s+({_NAME})"),
     _rx(rf"\b(?:he|she)(?:'s| is) called\s+({_NAME})"),
-    _rx(rf"\bfor\s+({_NAME})\s*(?:,|\()?\s*(?:aged?\s*)?\d{{1,2}}\b"),
+    _rx(rf"\bfor\s+({_NAME})\s*(?:,|\()?\s*(?:aged?\s*|(?:he|she)(?:'s| is)\s+)?\d{{1,2}}\b"),
     _rx(rf"\b({_NAME})\s*\(\s*\d{{1,2}}\s*\)"),
     _rx(rf"\b({_NAME}),?\s+who(?:'s| is)\s+\d"),
     _rx(rf"^\s*({_NAME})\s*,?\s+(?:he|she)(?:'s| is)\s+\d"),
+    _rx(rf"(?:^|[.!?]\s+)({_NAME}) is \d{{1,2}}\b(?!\s*(?:am|pm|:|/|\.\d))"),  # "Mia is 5."
     _rx(rf"\b({_NAME})'s (?:mum|mom|mother|dad|father|parent)\b"),
 ]
 LEADING_NAME = re.compile(r"[,(.!?;:]")
-NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!]\s*)({_NAME}(?:\s+{_NAME})?)[\s,:(-]*$")
+NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)({_NAME}(?:\s+{_NAME})?)[\s,:(-]*$")
 NOT_TIME = r"(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b)"
 AGE = [
     _rx(r"\b(\d{1,2})\s*(?:-\s*)?(?:years?|yrs?|y/?o|yo)\b"),
@@ -195,6 +196,7 @@ _NOT_A_NAME = """
     coming ready done busy away travelling currently really very booking book tour visit mum mom dad father mother
     parent son daughter child kid boy girl twins baby is are was be would like want need can could will
     morning afternoon evening today tomorrow tonight week weekend next this coming am pm noon
+    instead now later asap soon again anytime whenever
     monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
     january february march april june july august september october november december jan feb mar apr jun jul
     aug sep sept oct nov dec about regarding because called named name age aged years old year

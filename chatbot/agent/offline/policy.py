@@ -164,8 +164,11 @@ class Turn:
                 previous = message["content"]
                 task += bool(COMPLETED.search(previous))
             else:
-                hints = replace(self.hints, asked=asked_in(previous), options=0, known=dict(known))
+                tours = [o for o in _options_in(previous, self.today) if o.get("booking_id")]
+                hints = replace(self.hints, asked=asked_in(previous), options=len(tours), known=dict(known))
                 reading = read_message(message["content"], hints)
+                if tours and reading.choice is not None and reading.choice < len(tours):  # "2": remember the ref
+                    reading.booking_refs.append(tours[reading.choice]["booking_id"])
                 known.update(reading.facts)
                 readings.append((reading, task))
         return readings
@@ -553,11 +556,12 @@ class Turn:
             return self.booked, False
         if len(tours) <= 1:
             return (tours[0] if tours else None), False
-        words = set(re.findall(r"[a-z']+", " ".join(self.conv.turn_texts).lower()))
+        words = {w.removesuffix("'s") for w in re.findall(r"[a-z']+", " ".join(self.conv.turn_texts).lower())}
         named = [t for t in tours if str(t.get("child_name") or "").lower() in words]
         if len(named) == 1:
             return named[0], False
-        if "which_tour" in self.asked and not self.reading.when.is_empty:
+        # "which one?" answered with a date, or "cancel our Wednesday tour": the date names the tour
+        if ("which_tour" in self.asked or self.flow == "cancel") and not self.reading.when.is_empty:
             dated = [t for t in tours if _slot_matches(t, self.reading.when)]
             if len(dated) == 1:
                 return dated[0], False

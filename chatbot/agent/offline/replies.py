@@ -301,6 +301,9 @@ def which_tour(tours: list[dict], action: str, today: dt.date) -> str:
 
 def manage_error(result: dict, action: str, today: dt.date) -> str:
     message = str(result.get("message") or "Sorry, I couldn't change that booking.").strip()
+    alternatives = result.get("alternatives") or []
+    if alternatives and action == "reschedule":  # the new slot is full, closed...: offer the open ones
+        return f"{message} These slots are open:\n{numbered(slot_lines(alternatives, today))}\nWould one of these work?"
     tours = [t for t in result.get("your_bookings") or [] if isinstance(t, dict) and t.get("booking_id")]
     if tours:
         listed = numbered([tour_line(t, today) for t in tours])

@@ -273,6 +273,8 @@ def _reason(sentence: str) -> str:
         return match.group(1).strip(" .!")
     _, sep, rest = lx.CANCEL.split(sentence, maxsplit=1)[-1].partition(",")
     rest = lx.BOOKING_REF.sub("", rest).strip(" .!-–—")
+    if lx.CANCEL.search(rest):  # "I can't make it, please cancel it": the request again, not a reason
+        return ""
     return rest if sep and len(rest) >= 3 and not lx.NO_REASON.fullmatch(rest) else ""
 
 

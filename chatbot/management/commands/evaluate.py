@@ -1,0 +1,165 @@
+"""`python manage.py evaluate`: run the scenario suite against a model and score it (pass^1, pass^k).
+
+    python manage.py evaluate                       # every scenario, k=3, offline/policy
+    python manage.py evaluate --flow booking --k 1
+    python manage.py evaluate --model gpt-4o-mini --k 5 --json /tmp/eval.json --fail-under 0.9
+    python manage.py evaluate --list
+
+Each run gets a fresh evaluation school (deleted afterwards), so it is safe on
+a database with real data; nothing is sent to any channel or CRM.
+"""
+
+import datetime as dt
+import json
+import time
+from pathlib import Path
+
+from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.test import override_settings
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from chatbot.evaluation import scenarios as suite
+from chatbot.evaluation.runner import RunResult, build_report, run_suite
+from chatbot.evaluation.world import destroy_world, leftover_schools
+
+MAX_FAILURES_SHOWN = 20
+
+
+class Command(BaseCommand):
+    help = "Run the tau-bench style scenario suite (simulated parents, graded on the final database state)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--k", type=int, default=3, help="Runs per scenario (default 3).")
+        parser.add_argument("--model", default="", help="litellm model string; default settings.LLM_MODEL.")
+        parser.add_argument("--flow", action="append", default=[], help="Only this flow (repeatable).")
+        parser.add_argument("--scenario", action="append", default=[], help="Only this scenario id (repeatable).")
+        parser.add_argument("--json", dest="json_path", default="", help="Write the JSON report to this path.")
+        parser.add_argument("--fail-under", type=float, default=None,
+                            help="Exit non-zero if the overall pass^1 is below this (0-1).")
+        parser.add_argument("--concurrency", type=int, default=1,
+                            help="Runs in flight at once (helps with slow hosted models).")
+        parser.add_argument("--keep-failed", action="store_true",
+                            help="Keep the schools of failed runs (slug eval-...) to inspect in the console.")
+        parser.add_argument("--list", dest="list_only", action="store_true", help="List the scenarios and exit.")
+        parser.add_argument("--cleanup", action="store_true",
+                            help="Delete evaluation schools left behind (interrupted or --keep-failed runs) and exit.")
+
+    def handle(self, *args, k: int, model: str, flow: list[str], scenario: list[str], json_path: str,
+               fail_under: float | None, concurrency: int, keep_failed: bool, list_only: bool, cleanup: bool,
+               **options):
+        self.stdout.ending = ""  # rich writes whole lines itself
+        console = Console(file=self.stdout, highlight=False, soft_wrap=True,
+                          width=None if self.stdout.isatty() else 120)  # a log or a pipe: don't squeeze the table
+        if cleanup:
+            schools = leftover_schools()
+            for school in schools:
+                destroy_world(school.pk)
+            console.print(f"Deleted {len(schools)} evaluation school(s).")
+            return
+        unknown = sorted(set(flow) - set(suite.flow_names()))
+        if unknown:
+            raise CommandError(f"Unknown flow {', '.join(unknown)}. Flows: {', '.join(suite.flow_names())}.")
+        chosen = suite.select(flows=flow, ids=scenario)
+        if not chosen:
+            raise CommandError("No scenario matches. Use --list to see them.")
+        if list_only:
+            self._list(console, chosen)
+            return
+        if k < 1:
+            raise CommandError("--k must be at least 1.")
+        model = model or settings.LLM_MODEL
+        started_at, started = dt.datetime.now(dt.UTC), time.perf_counter()
+        with override_settings(LLM_MODEL=model, CHAT_BURST_WINDOW_SECONDS=0, PIPEDRIVE_API_TOKEN=""):
+            results = self._run(console, chosen, k, model, concurrency, keep_failed)
+        report = build_report(chosen, results, k=k, model=model, seconds=time.perf_counter() - started,
+                              started_at=started_at)
+        if options["verbosity"] >= 2:
+            for result in results:
+                self._print_run(console, result, results, keep_failed)
+        self._print(console, report, results, keep_failed)
+        if json_path:
+            Path(json_path).write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+            console.print(f"Report written to {json_path}")
+        overall = report["overall"]["pass_1"]
+        if fail_under is not None and overall < fail_under:
+            raise CommandError(f"pass^1 {overall:.3f} is below --fail-under {fail_under:.3f}.")
+
+    def _run(self, console: Console, chosen, k: int, model: str, concurrency: int,
+             keep_failed: bool) -> list[RunResult]:
+        progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), console=console,
+                            transient=False)
+        with progress:
+            task = progress.add_task(f"Evaluating {model}", total=len(chosen) * k, failed=0)
+            failed = 0
+
+            def on_result(result: RunResult) -> None:
+                nonlocal failed
+                failed += not result.passed
+                progress.update(task, advance=1, failed=failed,
+                                description=f"Evaluating {model}: {result.scenario} #{result.run}")
+
+            return async_to_sync(run_suite)(chosen, k, concurrency=concurrency, keep_failed=keep_failed,
+                                            on_result=on_result)
+
+    def _list(self, console: Console, chosen) -> None:
+        table = Table(title=f"{len(chosen)} scenarios")
+        for column in ("Flow", "Id", "Title", "School"):
+            table.add_column(column)
+        for s in chosen:
+            table.add_row(s.flow, s.id, s.title, s.fixture)
+        console.print(table)
+
+    def _print(self, console: Console, report: dict, results: list[RunResult], keep_failed: bool) -> None:
+        k = report["k"]
+        table = Table(title=f"{report['model']}  k={k}  ({report['environment']['database']}, "
+                            f"{report['environment']['redis']}, {report['seconds']} s)")
+        for column in ("Flow", "Scenarios", "Runs", "Passed runs", "pass^1", f"pass^{k}", "Turns"):
+            table.add_column(column, justify="left" if column == "Flow" else "right")
+        for name, scores in report["flows"].items():
+            table.add_row(name, *self._cells(scores))
+        table.add_section()
+        table.add_row("[bold]all[/bold]", *self._cells(report["overall"]))
+        console.print(table)
+        if report["fallback_replies"]:
+            console.print(f"[yellow]{report['fallback_replies']} replies came from the offline fallback because "
+                          f"{report['model']} failed: those runs count as failed (check the key, LLM_API_BASE, "
+                          "the network).[/yellow]")
+        failed = [r for r in results if not r.passed]
+        if not failed:
+            console.print("[green]Every run passed.[/green]")
+            return
+        shown: set[str] = set()
+        console.print(f"\n[bold red]{len(failed)} failed run(s)[/bold red] (first failing run of each scenario):")
+        for result in failed:
+            if result.scenario in shown or len(shown) >= MAX_FAILURES_SHOWN:
+                continue
+            shown.add(result.scenario)
+            self._print_run(console, result, results, keep_failed)
+
+    def _print_run(self, console: Console, result: RunResult, results: list[RunResult], keep_failed: bool) -> None:
+        runs = [r for r in results if r.scenario == result.scenario]
+        status = "[green]passed[/green]" if result.passed else "[red]failed[/red]"
+        console.print(f"\n[bold]{result.scenario}[/bold] ({result.flow}) run {result.run} {status}: "
+                      f"{sum(r.passed for r in runs)}/{len(runs)} runs of this scenario passed"
+                      + (f", kept as school {result.school}" if keep_failed and not result.passed else ""))
+        for failure in result.failures:
+            console.print(f"  [red]✗ {escape(failure)}[/red]")
+        for entry in result.transcript:
+            who = "Parent   " if entry["role"] == "parent" else "Concierge"
+            text = escape(entry["text"]).replace("\n", "\n" + " " * 15)
+            console.print(f"    {who}: {text}")
+            if entry.get("tools"):
+                console.print(f"               [dim]{escape(' · '.join(entry['tools']))}[/dim]")
+        if result.error:
+            console.print(f"[dim]{escape(result.error)}[/dim]")
+
+    @staticmethod
+    def _cells(scores: dict) -> list[str]:
+        return [str(scores["scenarios"]), str(scores["runs"]), str(scores["passed_runs"]),
+                f"{scores['pass_1']:.3f}", f"{scores['pass_k']:.3f}", f"{scores['avg_turns']:.1f}"]

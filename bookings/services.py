@@ -157,22 +157,21 @@ def next_open_slots(school: School, after: dt.date | None = None, *, now: dt.dat
     return slots
 
 
-def check_slot(school: School, day: dt.date, start_time: dt.time, *, now: dt.datetime | None = None) -> dt.datetime:
-    """The aware start of a requested tour, or a BookingError saying which rule it breaks."""
+def check_day(school: School, day: dt.date, *, now: dt.datetime | None = None) -> None:
+    """BookingError if no tour can be booked on that day at all (past, closed, holiday, too far ahead)."""
     current = local_now(school, now)
-    earliest, last_day = _bookable_window(school, now)
-    same_week = next_open_slots(school, after=day, now=now)
+    _, last_day = _bookable_window(school, now)
     if day < current.date():
         raise BookingError("past_date", f"{describe_date(day)} has already passed.", field="preferred_date",
                            alternatives=next_open_slots(school, now=now))
     if day.weekday() in school.closed_weekdays:
         raise BookingError("closed_weekday", f"We don't run tours on {WEEKDAY_NAMES[day.weekday()]}s.",
-                           field="preferred_date", alternatives=same_week)
+                           field="preferred_date", alternatives=next_open_slots(school, after=day, now=now))
     closure = SchoolClosure.objects.filter(school=school, date=day).first()
     if closure:
         why = f" ({closure.reason})" if closure.reason else ""
         raise BookingError("closed_day", f"The school is closed on {describe_date(day)}{why}.",
-                           field="preferred_date", alternatives=same_week)
+                           field="preferred_date", alternatives=next_open_slots(school, after=day, now=now))
     if day > last_day:
         raise BookingError(
             "beyond_window",
@@ -180,11 +179,18 @@ def check_slot(school: School, day: dt.date, start_time: dt.time, *, now: dt.dat
             field="preferred_date", alternatives=next_open_slots(school, after=last_day - dt.timedelta(days=6),
                                                                  now=now),
         )
+
+
+def check_slot(school: School, day: dt.date, start_time: dt.time, *, now: dt.datetime | None = None) -> dt.datetime:
+    """The aware start of a requested tour, or a BookingError saying which rule it breaks."""
+    check_day(school, day, now=now)
     if start_time not in tour_times(school):
         listed = ", ".join(t.strftime("%H:%M") for t in tour_times(school))
         raise BookingError("not_a_tour_time", f"Tours start at {listed}; {start_time:%H:%M} isn't one of them.",
-                           field="preferred_time", alternatives=available_slots(school, day, day, now=now) or same_week)
+                           field="preferred_time", alternatives=available_slots(school, day, day, now=now)
+                           or next_open_slots(school, after=day, now=now))
     starts_at = dt.datetime.combine(day, start_time, school.tz)
+    earliest, _ = _bookable_window(school, now)
     if starts_at < earliest:
         raise BookingError(
             "too_soon", f"Tours need at least {school.min_notice_hours} hours' notice.",

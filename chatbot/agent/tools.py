@@ -140,10 +140,20 @@ def check_availability(
             result["more_available"] = len(slots) - len(shown)
         return result
     alternatives = _slot_dicts(bookings.next_open_slots(ctx.school, after=start, now=ctx.now))
-    ctx.active.slots_shown = alternatives
     wanted = f" in the {', '.join(times)}" if times else ""
     span = describe_date(start) if start == end else f"{describe_date(start)} to {describe_date(end)}"
-    return {"status": "no_match", "message": f"No open tours{wanted} from {span}.", "alternatives": alternatives}
+    message = f"No open tours{wanted} from {span}."
+    if start == end:
+        try:
+            bookings.check_day(ctx.school, start, now=ctx.now)
+        except BookingError as exc:  # the day itself can't be booked: say why
+            message = exc.message
+            alternatives = _slot_dicts(exc.alternatives) or alternatives
+    elif start > bookings.local_now(ctx.school, ctx.now).date() + dt.timedelta(days=ctx.school.max_advance_days):
+        message = (f"Tours can be booked up to {ctx.school.max_advance_days} days ahead, "
+                   f"so the dates you asked about are too far away.")
+    ctx.active.slots_shown = alternatives
+    return {"status": "no_match", "message": message, "alternatives": alternatives}
 
 
 def _clean_field(name: str, value, ctx: ToolContext):
@@ -219,6 +229,12 @@ def book_tour(
         name, message = next(iter(problems.items()))
         return _error(message, field=name, collected=collected)
     missing = [name for name in REQUIRED_FOR_BOOKING if collected.get(name) in (None, "")]
+    if missing and collected.get("preferred_date"):
+        try:  # say at once that a day can't work, not after every other detail was collected
+            bookings.check_day(ctx.school, dt.date.fromisoformat(collected["preferred_date"]), now=ctx.now)
+        except BookingError as exc:
+            collected.pop("preferred_date")
+            return _booking_error(exc)
     if collected.get("preferred_time") in ("morning", "afternoon", "evening") and collected.get("preferred_date"):
         day = dt.date.fromisoformat(collected["preferred_date"])
         options = bookings.available_slots(ctx.school, day, day, [collected["preferred_time"]], now=ctx.now)

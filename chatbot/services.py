@@ -160,6 +160,7 @@ def end_conversation(conversation: Conversation) -> None:
         outcome=conversation.outcome or Conversation.Outcome.ABANDONED,
     )
     memory.end_session(conversation.school_id, conversation.contact_id)
+    observer_for(conversation.channel).session_ended(conversation)
 
 
 def end_idle_conversations(now: dt.datetime | None = None) -> int:
@@ -171,3 +172,20 @@ def end_idle_conversations(now: dt.datetime | None = None) -> int:
         end_conversation(conversation)
         count += 1
     return count
+
+
+async def answer_message(message_id: int) -> None:
+    """Answer (or queue) one stored parent message, by id: the entry point of the `agent` worker and the sweeper.
+
+    A message already taken by a turn, or in a conversation the bot does not run
+    (handed off, ended), is left alone.
+    """
+    message = await database_sync_to_async(
+        Message.objects.select_related("conversation__school", "conversation__contact")
+        .filter(pk=message_id, role=Message.Role.USER).first
+    )()
+    if message is None or message.processed_at is not None:
+        return
+    if message.conversation.status != Conversation.Status.ACTIVE:
+        return
+    await answer_or_queue(Received(message, False, message.conversation))

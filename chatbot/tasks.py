@@ -1,11 +1,78 @@
-"""Scheduled conversation housekeeping."""
+"""Scheduled conversation housekeeping, and the Celery side of the webhook channels (external calls)."""
+
+import logging
 
 from celery import shared_task
+from django.conf import settings
 
+from chatbot.channels import chatwoot, outbound, whatsapp
+from chatbot.models import Conversation
 from chatbot.services import end_idle_conversations
+from crm.external.tasks import ExternalTask
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(acks_late=True)
 def end_idle_conversations_task() -> int:
     """Session end for conversations idle past the active-context TTL."""
     return end_idle_conversations()
+
+
+# --- Webhook channels: deliveries, handoff, persistent context, the inbound sweeper ---------------------------
+@shared_task(acks_late=True, name="chatbot.tasks.redispatch_stale_inbound")
+def redispatch_stale_inbound() -> int:
+    """Dispatch again webhook messages stored but not answered for INBOUND_REDISPATCH_AFTER_SECONDS."""
+    from chatbot.channels.worker import sweep_stale_inbound
+
+    return sweep_stale_inbound()
+
+
+@shared_task(base=ExternalTask, bind=True, name="chatbot.tasks.deliver_chatwoot_message")
+def deliver_chatwoot_message(self, message_id: int) -> str:
+    """Post one stored reply to its Chatwoot conversation (idempotent: see chatbot.channels.outbound)."""
+    if not chatwoot.configured():
+        return "skipped: Chatwoot is not configured"
+    with chatwoot.ChatwootClient() as client:
+        return outbound.deliver(message_id, chatwoot.ChatwootSender(client))
+
+
+@shared_task(base=ExternalTask, bind=True, name="chatbot.tasks.chatwoot_hand_off")
+def chatwoot_hand_off(self, conversation_id: int, notice_id: int | None, reopen_platform: bool) -> str:
+    """Tell the parent (optional notice), then set the Chatwoot conversation to `open` for the team."""
+    if not chatwoot.configured():
+        return "skipped: Chatwoot is not configured"
+    conversation = Conversation.objects.get(pk=conversation_id)
+    account, number = chatwoot.split_external_id(conversation.external_id)
+    with chatwoot.ChatwootClient() as client:
+        if notice_id:
+            outbound.deliver(notice_id, chatwoot.ChatwootSender(client))
+        if reopen_platform:
+            status = client.toggle_status(account, number, "open")
+            logger.info("Chatwoot conversation %s handed to the team (now %s)", conversation.external_id, status)
+    return "handed off"
+
+
+@shared_task(base=ExternalTask, bind=True, name="chatbot.tasks.chatwoot_push_contact_context")
+def chatwoot_push_contact_context(self, conversation_id: int) -> str:
+    """Session end: merge the contact's persistent context into its Chatwoot custom attributes."""
+    if not (settings.CHATWOOT_URL and settings.CHATWOOT_USER_TOKEN):
+        return "skipped: no Chatwoot user token"
+    conversation = Conversation.objects.select_related("contact").get(pk=conversation_id)
+    contact = conversation.contact
+    attributes = chatwoot.context_for_chatwoot(contact)
+    if not contact.chatwoot_contact_id or not attributes:
+        return "nothing to write"
+    account, _ = chatwoot.split_external_id(conversation.external_id)
+    with chatwoot.ChatwootClient() as client:
+        client.merge_contact_attributes(account, contact.chatwoot_contact_id, attributes)
+    return f"wrote {len(attributes)} attribute(s)"
+
+
+@shared_task(base=ExternalTask, bind=True, name="chatbot.tasks.deliver_whatsapp_message")
+def deliver_whatsapp_message(self, message_id: int) -> str:
+    """Send one stored reply through the WhatsApp Cloud API (idempotent: see chatbot.channels.outbound)."""
+    if not settings.WHATSAPP_TOKEN:
+        return "skipped: WhatsApp is not configured"
+    with whatsapp.WhatsAppClient() as client:
+        return outbound.deliver(message_id, whatsapp.WhatsAppSender(client))

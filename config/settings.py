@@ -14,7 +14,8 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+if (BASE_DIR / ".env").exists():
+    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
 
 DEBUG = env.bool("DEBUG", default=True)
 
@@ -191,3 +192,47 @@ LOGGING = {
         "daphne": {"level": "WARNING"},
     },
 }
+
+# --- Integrations: Chatwoot, WhatsApp Cloud API, Pipedrive (docs/integrations.md) ---
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Test database as a file (per process): webhook turns run on a background thread while requests write,
+    # and an in-memory shared-cache database answers "table is locked" where a file (WAL, timeout) waits.
+    import os
+    import tempfile
+
+    DATABASES["default"].setdefault("TEST", {}).setdefault(
+        "NAME", str(Path(tempfile.gettempdir()) / f"concierge-test-{os.getpid()}.sqlite3"))
+# Chatwoot agent bot. Events arrive at POST /webhooks/chatwoot/<CHATWOOT_WEBHOOK_SECRET>/ (empty: endpoint off).
+CHATWOOT_URL = env.str("CHATWOOT_URL", default="").rstrip("/")
+CHATWOOT_API_TOKEN = env.str("CHATWOOT_API_TOKEN", default="")  # the agent bot's access token (replies, handoff)
+CHATWOOT_USER_TOKEN = env.str("CHATWOOT_USER_TOKEN", default="")  # a user's token (contact attributes)
+CHATWOOT_WEBHOOK_SECRET = env.str("CHATWOOT_WEBHOOK_SECRET", default="")
+CHATWOOT_HMAC_SECRET = env.str("CHATWOOT_HMAC_SECRET", default="")  # the bot's signing secret (Chatwoot >= 4.13)
+CHATWOOT_SIGNATURE_MAX_AGE_SECONDS = env.int("CHATWOOT_SIGNATURE_MAX_AGE_SECONDS", default=300)
+# WhatsApp Cloud API, direct (GET|POST /webhooks/whatsapp/).
+WHATSAPP_VERIFY_TOKEN = env.str("WHATSAPP_VERIFY_TOKEN", default="")
+WHATSAPP_APP_SECRET = env.str("WHATSAPP_APP_SECRET", default="")
+WHATSAPP_TOKEN = env.str("WHATSAPP_TOKEN", default="")
+WHATSAPP_PHONE_NUMBER_ID = env.str("WHATSAPP_PHONE_NUMBER_ID", default="")
+WHATSAPP_API_URL = env.str("WHATSAPP_API_URL", default="https://graph.facebook.com/v26.0").rstrip("/")
+# Pipedrive (empty token: the local CRM tables only).
+PIPEDRIVE_API_TOKEN = env.str("PIPEDRIVE_API_TOKEN", default="")
+PIPEDRIVE_API_URL = env.str("PIPEDRIVE_API_URL", default="https://api.pipedrive.com").rstrip("/")
+if REDIS_URL:
+    # redis-py 8 times socket reads out after 5 s by default, exactly the time channels-redis blocks in
+    # BZPOPMIN while receiving: an idle `runworker agent` (or websocket consumer) died with "Timeout reading
+    # from redis". Reads get more room than the 5 s block; a dead connection still fails within 15 s.
+    CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [{"address": REDIS_URL, "socket_timeout": 15}]
+# Webhook turns: True sends them to `manage.py runworker agent` over the channel layer (needs REDIS_URL);
+# False runs them in the web process itself (the embedded default).
+AGENT_WORKER = env.bool("AGENT_WORKER", default=bool(REDIS_URL))
+AGENT_WORKER_CONCURRENCY = env.int("AGENT_WORKER_CONCURRENCY", default=200)
+# Seconds before an inbound message nobody answered is dispatched again by the sweeper.
+INBOUND_REDISPATCH_AFTER_SECONDS = env.int("INBOUND_REDISPATCH_AFTER_SECONDS", default=120)
+EXTERNAL_HTTP_TIMEOUT_SECONDS = env.float("EXTERNAL_HTTP_TIMEOUT_SECONDS", default=10.0)
+# A send claimed this long ago by a worker that never finished it is treated as possibly done.
+EXTERNAL_CALL_CLAIM_TIMEOUT_SECONDS = env.int("EXTERNAL_CALL_CLAIM_TIMEOUT_SECONDS", default=90)
+CELERY_BEAT_SCHEDULE.update({
+    "redispatch-stale-inbound": {"task": "chatbot.tasks.redispatch_stale_inbound", "schedule": 60.0},
+    "pipedrive-reconcile": {"task": "crm.tasks.pipedrive_reconcile", "schedule": 900.0},
+})

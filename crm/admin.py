@@ -116,3 +116,5 @@ class ActivityAdmin(admin.ModelAdmin):
     @admin.display(description="Due", ordering="due_at")
     def due(self, obj: Activity):
         return obj.due_at or obj.due_date or "-"
+
+from crm.external import admin as external_admin  # noqa: E402, F401 (dead letters and the call ledger)

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class CrmConfig(AppConfig):
     name = "crm"
     verbose_name = "CRM"
+
+    def ready(self) -> None:
+        from crm.external import checks  # noqa: F401 (registers the integration settings checks)

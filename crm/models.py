@@ -140,3 +140,85 @@ class Activity(models.Model):
 
     def __str__(self) -> str:
         return self.subject
+
+
+# --- External calls: the idempotency ledger and the dead letters --------------
+#
+# The idempotency ledger of external side effects, and the dead letters of tasks that gave up.
+#
+# Every outbound side effect (a reply posted to Chatwoot or WhatsApp, a note written
+# to Pipedrive) has a deterministic key and one `ExternalCall` row. The row is
+# claimed before the call and finished after it, so a retried or redelivered task
+# never performs the same side effect twice. `FailedTask` is where a task lands
+# when it ran out of retries or was refused (4xx): staff see it in the admin and
+# can run it again.
+
+
+class ExternalCall(models.Model):
+    class System(models.TextChoices):
+        CHATWOOT = "chatwoot", "Chatwoot"
+        WHATSAPP = "whatsapp", "WhatsApp Cloud API"
+        PIPEDRIVE = "pipedrive", "Pipedrive"
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending (not sent yet)"
+        IN_FLIGHT = "in_flight", "In flight"
+        AMBIGUOUS = "ambiguous", "Outcome unknown, to be checked before any retry"
+        DONE = "done", "Done"
+        FAILED = "failed", "Refused by the other side"
+        UNKNOWN = "unknown", "Given up: may or may not have happened"
+
+    key = models.CharField(max_length=200, unique=True, help_text="Deterministic idempotency key.")
+    system = models.CharField(max_length=16, choices=System.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
+    external_id = models.CharField(max_length=128, blank=True, help_text="The other side's id for what was created.")
+    fingerprint = models.CharField(max_length=64, blank=True, help_text="Hash of the state last written (syncs).")
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "external call"
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.state})"
+
+
+class FailedTask(models.Model):
+    """A dead letter: a task that exhausted its retries, was refused, or lost track of its side effect."""
+
+    class Reason(models.TextChoices):
+        EXHAUSTED = "exhausted", "Retries exhausted"
+        REJECTED = "rejected", "Refused (4xx), not retried"
+        UNKNOWN_OUTCOME = "unknown_outcome", "Outcome unknown, not repeated"
+        ERROR = "error", "Unexpected error"
+
+    task_name = models.CharField(max_length=200, db_index=True)
+    task_id = models.CharField(max_length=64, blank=True)
+    signature = models.CharField(max_length=255, db_index=True, help_text="Task name and arguments.")
+    args = models.JSONField(default=list, blank=True)
+    kwargs = models.JSONField(default=dict, blank=True)
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    system = models.CharField(max_length=16, blank=True)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    ledger_key = models.CharField(max_length=200, blank=True, help_text="The side effect it was about, if any.")
+    error = models.TextField(blank=True)
+    retries = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolution = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "failed task"
+
+    def __str__(self) -> str:
+        return f"{self.task_name}{self.args} ({self.get_reason_display()})"
+
+    @property
+    def is_open(self) -> bool:
+        return self.resolved_at is None

@@ -7,6 +7,7 @@ view of a booking can never disagree with the booking itself. An external CRM
 
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -103,6 +104,14 @@ def _tour_context(booking) -> dict[str, Any]:
     }
 
 
+def _queue_pipedrive_sync(contact_id: int) -> None:
+    """When Pipedrive is configured: mirror the contact's CRM rows there (Celery) once this transaction commits."""
+    if settings.PIPEDRIVE_API_TOKEN:
+        from crm.tasks import queue_sync  # late import: crm.tasks imports this module
+
+        transaction.on_commit(lambda: queue_sync(contact_id))
+
+
 def record_tour_booked(booking) -> Activity:
     """Person -> deal -> tour activity for a new booking, and the contact's context."""
     contact = booking.contact
@@ -134,6 +143,7 @@ def record_tour_booked(booking) -> Activity:
         tour_booked_at=timezone.now().isoformat(),
         **_tour_context(booking),
     )
+    _queue_pipedrive_sync(contact.pk)
     return activity
 
 
@@ -147,6 +157,7 @@ def record_tour_rescheduled(old, new) -> Activity | None:
         activity.note = "\n".join(filter(None, [activity.note, f"Moved from {old.reference}."]))
         activity.save()
     update_persistent_context(new.contact, **_tour_context(new))
+    _queue_pipedrive_sync(new.contact_id)
     return activity
 
 
@@ -171,6 +182,7 @@ def record_tour_cancelled(booking) -> Activity | None:
         activity.note = "\n".join(filter(None, [activity.note, f"Cancelled: {reason}."]))
         activity.save(update_fields=["done", "note", "updated_at"])
     update_persistent_context(booking.contact, **_tour_context(booking))
+    _queue_pipedrive_sync(booking.contact_id)
     return activity
 
 
@@ -178,6 +190,7 @@ def record_tour_outcome(booking) -> None:
     """A tour happened (or the family did not come): close its activity."""
     Activity.objects.filter(tour_booking=booking).update(done=True, updated_at=timezone.now())
     update_persistent_context(booking.contact, tour_status=str(booking.status))
+    _queue_pipedrive_sync(booking.contact_id)
 
 
 def record_callback_requested(callback) -> Activity:
@@ -205,9 +218,11 @@ def record_callback_requested(callback) -> Activity:
         callback_date=callback.due_date.isoformat(),
         callback_requested_at=timezone.now().isoformat(),
     )
+    _queue_pipedrive_sync(contact.pk)
     return activity
 
 
 def record_callback_done(callback) -> None:
     Activity.objects.filter(callback=callback).update(done=True, updated_at=timezone.now())
     update_persistent_context(callback.contact, callback_requested=False)
+    _queue_pipedrive_sync(callback.contact_id)

@@ -92,8 +92,10 @@ async def run_turn(conversation: Conversation, turn_messages: list[Message],
             if answer.fallback_reason:
                 await recorder.record(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason, model=answer.model)
             if not answer.tool_calls:
-                late = await database_sync_to_async(tools.take_unread)(ctx)
-                if late and cycle < settings.LLM_MAX_CYCLES:
+                # On the last cycle late messages are left pending: taking them here would mark them
+                # processed without an answer; the next turn (run_pending_turns) answers them.
+                late = await database_sync_to_async(tools.take_unread)(ctx) if cycle < settings.LLM_MAX_CYCLES else []
+                if late:
                     messages.extend({"role": "user", "content": m.text} for m in late)
                     await recorder.record(cycle, ReasoningStep.Kind.THINK,
                                           f"{len(late)} more message(s) arrived; answering everything together.",

@@ -4,6 +4,8 @@ Each channel (web chat, Chatwoot, WhatsApp, terminal) registers one observer;
 the turn runner calls it for the conversation's channel, wherever the turn runs.
 """
 
+from importlib import import_module
+
 from chatbot.models import Conversation, Message
 
 
@@ -22,8 +24,18 @@ class TurnObserver:
     async def reply(self, conversation: Conversation, message: Message) -> None:
         return None
 
+    def handed_off(self, conversation: Conversation, notice: Message | None, *, reopen_platform: bool) -> None:
+        """Synchronous, after commit: the conversation went to staff (deliver `notice`, tell the platform)."""
+        return None
+
+    def session_ended(self, conversation: Conversation) -> None:
+        """Synchronous, inside the ending transaction: e.g. queue a write-back of the persistent context."""
+        return None
+
 
 _observers: dict[str, TurnObserver] = {}
+# Imported on first use, so every process (web, agent worker, Celery) finds these channels' observers.
+_LAZY_MODULES = {"chatwoot": "chatbot.channels.chatwoot", "whatsapp": "chatbot.channels.whatsapp"}
 
 
 def register_observer(channel: str, observer: TurnObserver) -> None:
@@ -31,4 +43,6 @@ def register_observer(channel: str, observer: TurnObserver) -> None:
 
 
 def observer_for(channel: str) -> TurnObserver:
+    if channel not in _observers and channel in _LAZY_MODULES:
+        import_module(_LAZY_MODULES[channel])
     return _observers.get(channel) or TurnObserver()

@@ -1,0 +1,238 @@
+"""The WhatsApp Cloud API channel (direct, without Chatwoot): webhook in, Graph API out.
+
+In: Meta posts `{"object": "whatsapp_business_account", "entry": [{"changes": [{"value": {...}}]}]}`
+signed with `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with the App
+Secret). Text, interactive replies (button_reply / list_reply) and template
+quick replies become the parent's messages; status updates are ignored. The
+school is the one whose `whatsapp_phone_number_id` received the message.
+
+Out: `POST {WHATSAPP_API_URL}/{phone number id}/messages` with a Bearer token:
+slot choices as reply buttons (up to 3, titles <= 20 chars) or a list (up to 10
+rows, titles <= 24 chars), everything else as text. A button's id is the
+canonical slot text ("Wednesday 2026-11-25 at 09:00"), and that is what comes
+back as the parent's message when they tap it.
+
+Our Conversation.external_id is "<phone number id>:<wa_id>".
+"""
+
+import hashlib
+import hmac
+import logging
+from dataclasses import dataclass
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from bookings.models import School
+from chatbot import handoff
+from chatbot.channels.base import TurnObserver, register_observer
+from chatbot.channels.outbound import Sender, choice_options
+from chatbot.models import Channel, Conversation, Message
+from chatbot.services import receive
+from config.logging import mask_phone
+from crm.external.http import call, make_client
+from crm.identity import InvalidContactDetail, normalise_phone
+from crm.models import Contact
+from crm.services import find_or_create_contact
+
+logger = logging.getLogger(__name__)
+
+SYSTEM = "whatsapp"
+TEXT_LIMIT = 4096
+INTERACTIVE_BODY_LIMIT = 1024
+LIST_BUTTON_LABEL = "See times"
+
+
+def valid_signature(body: bytes, header: str, secret: str) -> bool:
+    if not header or not secret:
+        return False
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, header.strip())
+
+
+@dataclass
+class Inbound:
+    phone_number_id: str
+    wa_id: str
+    profile_name: str
+    message_id: str
+    text: str
+
+
+def _text(message: dict) -> str:
+    kind = message.get("type")
+    if kind == "text":
+        return str((message.get("text") or {}).get("body") or "")
+    if kind == "interactive":
+        interactive = message.get("interactive") or {}
+        reply = interactive.get("button_reply") or interactive.get("list_reply") or {}
+        reply_id, title = str(reply.get("id") or "").strip(), str(reply.get("title") or "").strip()
+        # Our ids are the readable choice itself ("Wednesday 2026-11-25 at 09:00"); an opaque id
+        # (someone else's button) falls back to the title the parent saw.
+        return reply_id if " " in reply_id else (title or reply_id)
+    if kind == "button":
+        button = message.get("button") or {}
+        return str(button.get("text") or button.get("payload") or "")
+    return f"[sent {kind or 'a message'}]"
+
+
+def parse(payload: dict) -> list[Inbound]:
+    """The parents' messages in one webhook delivery (several entries/changes may be batched); statuses skipped."""
+    found = []
+    for entry in payload.get("entry") or []:
+        for change in entry.get("changes") or []:
+            if change.get("field") != "messages":
+                continue
+            value = change.get("value") or {}
+            phone_number_id = str((value.get("metadata") or {}).get("phone_number_id") or "")
+            names = {c.get("wa_id"): (c.get("profile") or {}).get("name", "") for c in value.get("contacts") or []}
+            for message in value.get("messages") or []:
+                if not message.get("id") or not message.get("from"):
+                    continue
+                found.append(Inbound(phone_number_id, str(message["from"]), str(names.get(message["from"]) or ""),
+                                     str(message["id"]), _text(message).strip()[: settings.CHAT_MAX_MESSAGE_CHARS]))
+    return found
+
+
+# --- the Graph API client ---------------------------------------------------------
+class WhatsAppClient:
+    def __init__(self) -> None:
+        self.http = make_client(settings.WHATSAPP_API_URL, {"Authorization": f"Bearer {settings.WHATSAPP_TOKEN}"})
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> "WhatsAppClient":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def send(self, phone_number_id: str, body: dict) -> str:
+        data = call(self.http, SYSTEM, "POST", f"/{phone_number_id}/messages", json=body).json()
+        return str(((data.get("messages") or [{}])[0]).get("id") or "")
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    text = text.strip()
+    chunks = []
+    while len(text) > size:
+        cut = text.rfind("\n", 0, size)
+        cut = cut if cut > size // 2 else text.rfind(" ", 0, size)
+        cut = cut if cut > size // 2 else size
+        chunks.append(text[:cut].strip())
+        text = text[cut:].strip()
+    return [*chunks, text] if text else chunks
+
+
+def reply_bodies(message: Message, to: str) -> list[dict]:
+    """Graph API message bodies for one reply: text, then the slot choice as buttons (<= 3) or a list."""
+    base = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to}
+    text = message.text.strip() or "…"
+    options = choice_options(message, max_items=10, title_max=24)
+    if not options:
+        return [{**base, "type": "text", "text": {"preview_url": False, "body": chunk}}
+                for chunk in _chunks(text, TEXT_LIMIT)]
+    parts = []
+    prompt = text
+    if len(text) > INTERACTIVE_BODY_LIMIT:
+        parts = [{**base, "type": "text", "text": {"preview_url": False, "body": chunk}}
+                 for chunk in _chunks(text, TEXT_LIMIT)]
+        prompt = "Please choose one:"
+    if len(options) <= 3 and all(len(title) <= 20 for title, _ in options):
+        action = {"buttons": [{"type": "reply", "reply": {"id": value[:256], "title": title}}
+                              for title, value in options]}
+        interactive = {"type": "button", "body": {"text": prompt}, "action": action}
+    else:
+        rows = [{"id": value[:200], "title": title[:24]} for title, value in options[:10]]
+        interactive = {"type": "list", "body": {"text": prompt},
+                       "action": {"button": LIST_BUTTON_LABEL, "sections": [{"title": "Tour times", "rows": rows}]}}
+    return [*parts, {**base, "type": "interactive", "interactive": interactive}]
+
+
+def _route(conversation: Conversation) -> tuple[str, str]:
+    phone_number_id, _, wa_id = conversation.external_id.partition(":")
+    return (phone_number_id or conversation.school.whatsapp_phone_number_id or settings.WHATSAPP_PHONE_NUMBER_ID,
+            wa_id or conversation.contact.phone.lstrip("+"))
+
+
+class WhatsAppSender(Sender):
+    system = SYSTEM
+
+    def __init__(self, client: WhatsAppClient) -> None:
+        self.client = client
+
+    def bodies(self, message: Message) -> list[dict]:
+        return reply_bodies(message, _route(message.conversation)[1])
+
+    def post(self, conversation: Conversation, body: dict) -> str:
+        return self.client.send(_route(conversation)[0], body)
+
+
+def _queue(task, *args) -> None:
+    try:
+        task.delay(*args)
+    except Exception:  # broker down: the reply stays undelivered in the database (visible in the admin)
+        logger.exception("could not queue %s%s", task.name, args)
+
+
+class WhatsAppObserver(TurnObserver):
+    async def reply(self, conversation: Conversation, message: Message) -> None:
+        from chatbot.tasks import deliver_whatsapp_message
+
+        await database_sync_to_async(_queue)(deliver_whatsapp_message, message.pk)
+
+    def handed_off(self, conversation: Conversation, notice: Message | None, *, reopen_platform: bool) -> None:
+        from chatbot.tasks import deliver_whatsapp_message
+
+        if notice is not None:  # no staff inbox here: the admin shows the conversation as handed off
+            _queue(deliver_whatsapp_message, notice.pk)
+
+
+register_observer(Channel.WHATSAPP, WhatsAppObserver())
+
+
+# --- events in ------------------------------------------------------------------
+def _school_for(phone_number_id: str) -> School | None:
+    if not phone_number_id:
+        return None
+    return School.objects.filter(is_active=True, whatsapp_phone_number_id=phone_number_id).first()
+
+
+def _contact_for(school: School, inbound: Inbound) -> Contact | None:
+    try:
+        phone = normalise_phone("+" + inbound.wa_id.lstrip("+"), school.default_phone_region)
+    except InvalidContactDetail:
+        logger.warning("WhatsApp sender %s is not a phone number: ignored", mask_phone(inbound.wa_id))
+        return None
+    return find_or_create_contact(school=school, phone=phone, whatsapp_name=inbound.profile_name[:200])
+
+
+async def handle_payload(payload: dict) -> list[str]:
+    """Store and dispatch every parent message of one delivery; returns what happened to each."""
+    from chatbot.channels.worker import dispatch
+
+    results = []
+    for inbound in parse(payload):
+        school = await database_sync_to_async(_school_for)(inbound.phone_number_id)
+        if school is None:
+            logger.warning("WhatsApp message for phone number id %s, which no school has: ignored",
+                           inbound.phone_number_id)
+            results.append("ignored: unknown phone number id")
+            continue
+        contact = await database_sync_to_async(_contact_for)(school, inbound)
+        if contact is None or not inbound.text:
+            results.append("ignored")
+            continue
+        received = await receive(school=school, contact=contact, channel=Channel.WHATSAPP, text=inbound.text,
+                                 channel_message_id=inbound.message_id,
+                                 external_id=f"{inbound.phone_number_id}:{inbound.wa_id}", run=False)
+        if received.duplicate:
+            results.append("duplicate")
+            continue
+        if not await database_sync_to_async(handoff.route_inbound)(received.message):
+            results.append("stored: the conversation is with staff")
+            continue
+        await dispatch(received.message.pk)
+        results.append("dispatched")
+    return results

@@ -1,0 +1,272 @@
+"""Agent turns for webhook channels: the `agent` background worker, and how a turn gets there.
+
+A webhook stores the parent's message and calls `dispatch(message_id)`, then
+answers the platform at once. Where the turn runs depends on `AGENT_WORKER`:
+
+- True (production, REDIS_URL set): the event goes over the channel layer to
+  `python manage.py runworker agent`, where `AgentWorker` runs it. The consumer
+  starts each turn as an asyncio task, so one process runs hundreds of
+  model-bound turns at once (bounded by AGENT_WORKER_CONCURRENCY).
+- False (the embedded default, InMemoryChannelLayer): there is no other process,
+  so the web process runs the turn itself on one long-lived background event
+  loop (`InProcessRunner`). Whatever served the request (daphne, runserver, the
+  test client) can return immediately; the turn outlives the request.
+
+Either way the turn is the same call, `run_turn_event`, and the database is the
+truth: if the event is lost (worker down, channel message expired), the sweeper
+(`chatbot.tasks.redispatch_stale_inbound`) dispatches the message again.
+"""
+
+import asyncio
+import atexit
+import contextlib
+import contextvars
+import logging
+import threading
+from concurrent.futures import Future
+
+from asgiref.sync import async_to_sync
+from channels.consumer import AsyncConsumer
+from channels.db import database_sync_to_async
+from channels.exceptions import ChannelFull
+from channels.layers import DEFAULT_CHANNEL_LAYER, channel_layers, get_channel_layer
+from django.conf import settings
+
+from chatbot import handoff
+from chatbot.services import answer_message
+
+logger = logging.getLogger(__name__)
+
+AGENT_CHANNEL = "agent"
+EVENT_TYPE = "agent.turn"
+
+
+def turn_event(message_id: int, **extra) -> dict:
+    return {"type": EVENT_TYPE, "message_id": message_id, **extra}
+
+
+_in_flight = 0
+
+
+def in_flight() -> int:
+    """Turns running in this process right now (for shutdown and tests)."""
+    return _in_flight
+
+
+async def run_turn_event(event: dict) -> None:
+    """Run the turn for one dispatched message; a failing turn is recorded, never raised."""
+    global _in_flight
+    message_id = int(event["message_id"])
+    _in_flight += 1
+    try:
+        try:
+            if event.get("session_start"):
+                await database_sync_to_async(_session_start)(message_id, event["session_start"])
+            await answer_message(message_id)
+        except Exception:
+            logger.exception("agent turn for message %s failed", message_id)
+            await database_sync_to_async(handoff.record_turn_failure)(message_id)
+            await database_sync_to_async(handoff.hand_off_after_failures)(message_id)
+            return
+        await database_sync_to_async(handoff.hand_off_after_failures)(message_id)
+    finally:
+        _in_flight -= 1
+
+
+def _session_start(message_id: int, data: dict) -> None:
+    from chatbot.channels import chatwoot
+
+    chatwoot.load_contact_context(message_id, data)
+
+
+class AgentWorker(AsyncConsumer):
+    """`runworker agent`: one instance receives every `agent.turn` event and runs each as a task."""
+
+    async def agent_turn(self, event: dict) -> None:
+        if not hasattr(self, "_running"):
+            self._running: set[asyncio.Task] = set()
+            self._slots = asyncio.Semaphore(settings.AGENT_WORKER_CONCURRENCY)
+        await self._slots.acquire()  # back-pressure: past the limit, stop taking events off the channel
+        task = asyncio.create_task(run_turn_event(event))
+        self._running.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        self._running.discard(task)
+        self._slots.release()
+
+
+class InProcessRunner:
+    """One background event loop in this process that runs webhook turns (the embedded default)."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._futures: set[Future] = set()
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=self._run, args=(loop,), name="agent-turns", daemon=True)
+                thread.start()
+                self._loop = loop
+                atexit.register(self.shutdown)
+            return self._loop
+
+    @staticmethod
+    def _run(loop: asyncio.AbstractEventLoop) -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_forever()
+        loop.close()
+
+    def shutdown(self, timeout: float = 5.0) -> None:
+        """Cancel what still runs (an interrupted turn is answered again by the sweeper) and stop the loop."""
+        loop = self._loop
+        if loop is None or loop.is_closed() or not loop.is_running():
+            return
+
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        with contextlib.suppress(Exception):  # best effort at exit
+            asyncio.run_coroutine_threadsafe(cancel_all(), loop).result(timeout)
+        loop.call_soon_threadsafe(loop.stop)
+
+    def submit(self, event: dict) -> Future:
+        # A fresh context: the turn must not inherit the request's (asgiref executors that end with it).
+        loop = self._ensure_loop()
+        future = contextvars.Context().run(asyncio.run_coroutine_threadsafe, run_turn_event(event), loop)
+        with self._lock:
+            self._futures.add(future)
+        future.add_done_callback(self._forget)
+        return future
+
+    def _forget(self, future: Future) -> None:
+        with self._lock:
+            self._futures.discard(future)
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._futures)
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Wait until every submitted turn (and any turn they led to) has finished; for tests and shutdown."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                futures = list(self._futures)
+            if not futures:
+                return True
+            for future in futures:
+                try:
+                    future.result(timeout=max(0.0, deadline - time.monotonic()))
+                except Exception:  # noqa: S112 (the turn logged it; we only wait)
+                    continue
+        return not self.pending()
+
+
+runner = InProcessRunner()
+
+
+async def dispatch(message_id: int, **extra) -> None:
+    """Hand the turn for a stored message to whoever runs turns (see the module docstring)."""
+    event = turn_event(message_id, **extra)
+    if not settings.AGENT_WORKER:
+        runner.submit(event)
+        return
+    try:
+        await get_channel_layer().send(AGENT_CHANNEL, event)
+    except ChannelFull:
+        logger.error("the agent channel is full (is `runworker agent` running?); message %s waits for the sweeper",
+                     message_id)
+
+
+def dispatch_sync(message_id: int, **extra) -> None:
+    """`dispatch` from synchronous code (Celery tasks, management commands)."""
+    event = turn_event(message_id, **extra)
+    if not settings.AGENT_WORKER:
+        runner.submit(event)
+        return
+    async_to_sync(_send_with_own_layer)(event)
+
+
+async def _send_with_own_layer(event: dict) -> None:
+    # From a Celery worker each async_to_sync call has a fresh event loop: use a layer (and pools) of our own
+    # and close them, instead of the process-wide layer whose pools belong to another loop.
+    layer = channel_layers.make_backend(DEFAULT_CHANNEL_LAYER)
+    try:
+        await layer.send(AGENT_CHANNEL, event)
+    except ChannelFull:
+        logger.error("the agent channel is full; message %s waits for the next sweep", event["message_id"])
+    finally:
+        close = getattr(layer, "close_pools", None)
+        if close is not None:
+            await close()
+
+
+MAX_REDISPATCHES = 3
+
+
+def sweep_stale_inbound(now=None) -> int:
+    """Dispatch again the webhook messages nobody answered; returns how many contacts were dispatched.
+
+    Two kinds: messages never taken by a turn (the dispatch event was lost), and
+    messages a turn took but never answered (its worker died mid-turn: taken,
+    no answer step after it, and the contact's session lock has expired). A
+    message dispatched MAX_REDISPATCHES times without success goes to staff.
+    """
+    import datetime as dt
+
+    from django.db.models import Exists, OuterRef, Q
+    from django.utils import timezone
+
+    from chatbot.agent import memory
+    from chatbot.models import Channel, Conversation, Message, ReasoningStep
+    from config.redis import get_redis
+    from crm.external.tasks import record_failure
+    from crm.models import FailedTask
+
+    now = now or timezone.now()
+    cutoff = now - dt.timedelta(seconds=settings.INBOUND_REDISPATCH_AFTER_SECONDS)
+    answered = ReasoningStep.objects.filter(message__conversation=OuterRef("conversation"),
+                                            kind=ReasoningStep.Kind.ANSWER, created_at__gte=OuterRef("processed_at"))
+    # Messages from before a handoff (or from while staff had the conversation) were the staff's to answer.
+    staff_era = Message.objects.filter(conversation=OuterRef("conversation"), role=Message.Role.SYSTEM,
+                                       created_at__gte=OuterRef("created_at")).filter(
+        Q(payload__has_key="handoff") | Q(payload__has_key="resumed"))
+    stale = (Message.objects.filter(role=Message.Role.USER, channel__in=[Channel.CHATWOOT, Channel.WHATSAPP],
+                                    conversation__status=Conversation.Status.ACTIVE, created_at__lt=cutoff,
+                                    created_at__gte=now - dt.timedelta(days=1))
+             .filter(Q(processed_at__isnull=True) | Q(processed_at__lt=cutoff) & ~Exists(answered))
+             .exclude(Exists(staff_era))
+             .select_related("conversation").order_by("created_at", "id")[:500])
+    by_contact: dict[int, list] = {}
+    for message in stale:
+        by_contact.setdefault(message.conversation.contact_id, []).append(message)
+    redis = get_redis()
+    dispatched = 0
+    for contact_id, messages in by_contact.items():
+        first = messages[0]
+        if redis.exists(memory.lock_key(first.conversation.school_id, contact_id)):
+            continue  # a turn is running for this contact right now
+        counter = f"sweeper:redispatch:{first.pk}"
+        attempts = redis.incr(counter)
+        redis.expire(counter, 86400)
+        if attempts > MAX_REDISPATCHES:
+            if handoff.hand_off(first.conversation, "the concierge could not answer a message", notify_parent=True):
+                record_failure("chatbot.tasks.redispatch_stale_inbound", "", [first.pk], {},
+                               FailedTask.Reason.EXHAUSTED,
+                               RuntimeError(f"message {first.pk} was dispatched {MAX_REDISPATCHES} times and never "
+                                            "answered; handed to staff"))
+            continue
+        Message.objects.filter(pk__in=[m.pk for m in messages]).update(processed_at=None)
+        logger.warning("re-dispatching %d unanswered message(s) of contact %s", len(messages), contact_id)
+        dispatch_sync(first.pk)
+        dispatched += 1
+    return dispatched

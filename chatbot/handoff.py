@@ -1,0 +1,119 @@
+"""Human handoff: when staff take a conversation over, and when they give it back.
+
+A conversation is handed off when the parent asks for a person, when the agent
+fails twice in a row, or when a staff member answers in Chatwoot (or opens the
+conversation there). Then `Conversation.status` is `handed_off` (shown in the
+admin), the bot stays silent, and the channel tells its platform (Chatwoot:
+status `open`). Messages that arrive meanwhile are stored for the record and
+marked processed: they are the staff's to answer.
+"""
+
+import re
+
+from django.db import transaction
+from django.utils import timezone
+
+from chatbot.agent.loop import GIVE_UP_TEXT
+from chatbot.channels.base import observer_for
+from chatbot.models import Channel, Conversation, Message
+
+HANDOFF_TEXT = ("I'm passing you to a member of our admissions team, who will reply here as soon as they can. "
+                "Thank you for your patience!")
+STAFF_CHANNELS = (Channel.CHATWOOT, Channel.WHATSAPP)
+
+_ASKS_FOR_PERSON = re.compile(
+    r"""\b(?:speak|talk|chat|connect\s+me|put\s+me\s+through)\s+(?:to|with)\s+(?:a|an|the|your|some)?\s*
+        (?:real\s+|live\s+|actual\s+)?(?:human|person|people|some\s?one|somebody|staff|agent|representative|operator
+           |admissions|teacher|member\s+of\s+(?:staff|the\s+team)|office|principal|registrar)\b
+      | \b(?:real|live|actual)\s+(?:human|person|agent)\b
+      | \bhuman\s+(?:agent|being|please)\b
+      | \b(?:operator|representative)\s+please\b
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def asks_for_person(text: str) -> bool:
+    return bool(_ASKS_FOR_PERSON.search(text or ""))
+
+
+def hand_off(conversation: Conversation, reason: str, *, notify_parent: bool = False,
+             reopen_platform: bool = True) -> bool:
+    """Give the conversation to staff; False if it already was. The channel hears about it after commit."""
+    with transaction.atomic():
+        locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+        if locked.status == Conversation.Status.HANDED_OFF:
+            return False
+        Conversation.objects.filter(pk=locked.pk).update(status=Conversation.Status.HANDED_OFF,
+                                                         outcome=Conversation.Outcome.HANDED_OFF)
+        conversation.status, conversation.outcome = Conversation.Status.HANDED_OFF, Conversation.Outcome.HANDED_OFF
+        now = timezone.now()
+        Message.objects.filter(conversation=locked, role=Message.Role.USER, processed_at__isnull=True).update(
+            processed_at=now)
+        Message.objects.create(conversation=locked, role=Message.Role.SYSTEM, channel=locked.channel,
+                               text=f"Handed off to staff: {reason}.", payload={"handoff": reason})
+        notice = None
+        if notify_parent:
+            notice = Message.objects.create(conversation=locked, role=Message.Role.ASSISTANT, channel=locked.channel,
+                                            text=HANDOFF_TEXT, payload={"blocks": [], "handoff_notice": True})
+        Conversation.objects.filter(pk=locked.pk).update(last_message_at=now)
+        transaction.on_commit(lambda: observer_for(conversation.channel).handed_off(
+            conversation, notice, reopen_platform=reopen_platform))
+    return True
+
+
+def resume_bot(conversation: Conversation, reason: str) -> bool:
+    """Staff gave the conversation back to the bot; False if it was not handed off."""
+    with transaction.atomic():
+        updated = Conversation.objects.filter(pk=conversation.pk, status=Conversation.Status.HANDED_OFF).update(
+            status=Conversation.Status.ACTIVE, last_message_at=timezone.now())
+        if updated:
+            conversation.status = Conversation.Status.ACTIVE
+            Message.objects.create(conversation=conversation, role=Message.Role.SYSTEM, channel=conversation.channel,
+                                   text=f"Handed back to the concierge: {reason}.", payload={"resumed": reason})
+    return bool(updated)
+
+
+def record_turn_failure(message_id: int) -> None:
+    """A turn crashed: leave a trace in the conversation (the sweeper will try the message again)."""
+    message = Message.objects.filter(pk=message_id).select_related("conversation").first()
+    if message is not None:
+        Message.objects.create(conversation=message.conversation, role=Message.Role.SYSTEM, channel=message.channel,
+                               text="The concierge failed to answer this turn.", payload={"turn_failed": True})
+
+
+def _is_failure(message: Message) -> bool:
+    if message.role == Message.Role.ASSISTANT:
+        return message.text.strip() == GIVE_UP_TEXT
+    return bool(message.payload.get("turn_failed"))
+
+
+def hand_off_after_failures(message_id: int) -> bool:
+    """After a turn: two failed turns in a row in a staffed channel hand the conversation to staff."""
+    message = Message.objects.filter(pk=message_id).select_related("conversation").first()
+    if message is None:
+        return False
+    conversation = message.conversation
+    if conversation.channel not in STAFF_CHANNELS or conversation.status != Conversation.Status.ACTIVE:
+        return False
+    outcomes = [m for m in conversation.messages.filter(role__in=[Message.Role.ASSISTANT, Message.Role.SYSTEM])
+                .exclude(text="").order_by("-created_at", "-id")[:10]
+                if m.role == Message.Role.ASSISTANT or m.payload.get("turn_failed")][:2]
+    if len(outcomes) == 2 and all(_is_failure(m) for m in outcomes):
+        return hand_off(conversation, "the concierge could not help twice in a row", notify_parent=True)
+    return False
+
+
+def route_inbound(message: Message, platform_status: str | None = None) -> bool:
+    """For a parent's message just stored: True if the bot answers it, False if it is the staff's."""
+    conversation = Conversation.objects.get(pk=message.conversation_id)
+    if conversation.status == Conversation.Status.HANDED_OFF:
+        Message.objects.filter(pk=message.pk, processed_at__isnull=True).update(processed_at=timezone.now())
+        return False
+    if platform_status in ("open", "snoozed"):
+        hand_off(conversation, f"the conversation is {platform_status} in Chatwoot", reopen_platform=False)
+        return False
+    if conversation.channel in STAFF_CHANNELS and asks_for_person(message.text):
+        hand_off(conversation, "the parent asked for a person", notify_parent=True)
+        return False
+    return True

@@ -148,7 +148,11 @@ async def run_turn(conversation: Conversation, turn_messages: list[Message],
 
 
 def _finish(reply: Message, conversation: Conversation, observations: list, active: memory.ActiveContext) -> None:
-    reply.save(update_fields=["text", "payload", "model", "latency_ms", "prompt_tokens", "completion_tokens", "cost"])
+    # The reply is stamped when it is complete, so it sorts after every message it answers,
+    # including those that arrived during the turn (history and transcripts order by created_at).
+    reply.created_at = timezone.now()
+    reply.save(update_fields=["text", "payload", "model", "latency_ms", "prompt_tokens", "completion_tokens", "cost",
+                              "created_at"])
     Conversation.objects.filter(pk=conversation.pk).update(
         total_tokens=F("total_tokens") + reply.prompt_tokens + reply.completion_tokens,
         total_cost=F("total_cost") + reply.cost,

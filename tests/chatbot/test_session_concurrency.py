@@ -83,6 +83,10 @@ async def test_messages_during_a_turn_are_each_answered_once_in_order(slow_model
     answered = [text for r in replies for text in r.text.removeprefix("Answered: ").split(" | ")]
     assert answered == [f"message {n}" for n in range(11)], "each message answered exactly once, in order"
     assert 1 <= len(replies) < 11, "messages that arrived during a turn are answered together"
+    position = {m.text: i for i, m in enumerate(stored)}
+    for reply in replies:
+        echoed = reply.text.removeprefix("Answered: ").split(" | ")
+        assert all(position[text] < position[reply.text] for text in echoed), "a reply sorts after what it answers"
 
     spans = sorted((start, end) for start, end, _ in slow_model.spans)
     overlaps = sum(1 for (_, end), (start, _) in zip(spans, spans[1:], strict=False) if start < end)

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
 from chatbot.models import Channel, Conversation, FaqEntry, Message, ReasoningStep
-from crm.models import Activity, Child, Contact, Deal
+from crm.models import Activity, Child, Contact, Deal, ExternalCall, FailedTask
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -164,3 +164,22 @@ class FaqEntryFactory(factory.django.DjangoModelFactory):
     question = factory.Sequence(lambda n: f"Question {n}?")
     answer = factory.Faker("paragraph")
     tags = factory.LazyFunction(list)
+
+
+class ExternalCallFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ExternalCall
+
+    key = factory.Sequence(lambda n: f"chatwoot:message:{n}")
+    system = ExternalCall.System.CHATWOOT
+
+
+class FailedTaskFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = FailedTask
+
+    task_name = "chatbot.tasks.deliver_chatwoot_message"
+    signature = factory.Sequence(lambda n: f"chatbot.tasks.deliver_chatwoot_message({n})")
+    args = factory.Sequence(lambda n: [n])
+    reason = FailedTask.Reason.EXHAUSTED
+    error = "HTTP 503 from Chatwoot"

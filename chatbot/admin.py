@@ -23,6 +23,18 @@ def _pretty_json(value) -> str:
                        json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
 
 
+class StepJsonMixin:
+    """A reasoning step's tool arguments and result as readable JSON."""
+
+    @admin.display(description="Arguments")
+    def arguments(self, obj: ReasoningStep) -> str:
+        return _pretty_json(obj.tool_arguments)
+
+    @admin.display(description="Result")
+    def result(self, obj: ReasoningStep) -> str:
+        return _pretty_json(obj.tool_result)
+
+
 class ReadOnlyMixin:
     """A record of what happened: viewable, not editable, not deletable."""
 
@@ -40,20 +52,12 @@ class ReadOnlyMixin:
 admin.site.register(Conversation, ConversationAdmin)
 
 
-class ReasoningStepInline(ReadOnlyMixin, admin.TabularInline):
+class ReasoningStepInline(StepJsonMixin, ReadOnlyMixin, admin.TabularInline):
     model = ReasoningStep
     extra = 0
     fields = ("cycle", "position", "kind", "content", "tool_name", "arguments", "result", "latency_ms")
     readonly_fields = fields
     ordering = ("position",)
-
-    @admin.display(description="Arguments")
-    def arguments(self, obj: ReasoningStep) -> str:
-        return _pretty_json(obj.tool_arguments)
-
-    @admin.display(description="Result")
-    def result(self, obj: ReasoningStep) -> str:
-        return _pretty_json(obj.tool_result)
 
 
 @admin.register(Message)
@@ -80,7 +84,7 @@ class MessageAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(ReasoningStep)
-class ReasoningStepAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class ReasoningStepAdmin(StepJsonMixin, ReadOnlyMixin, admin.ModelAdmin):
     list_display = ("id", "message_id", "cycle", "position", "kind", "tool_name", "short_content", "latency_ms",
                     "created_at")
     list_filter = ("kind", "tool_name", "model")
@@ -93,14 +97,6 @@ class ReasoningStepAdmin(ReadOnlyMixin, admin.ModelAdmin):
     @admin.display(description="Content")
     def short_content(self, obj: ReasoningStep) -> str:
         return Truncator(obj.content).chars(80)
-
-    @admin.display(description="Arguments")
-    def arguments(self, obj: ReasoningStep) -> str:
-        return _pretty_json(obj.tool_arguments)
-
-    @admin.display(description="Result")
-    def result(self, obj: ReasoningStep) -> str:
-        return _pretty_json(obj.tool_result)
 
 
 @admin.register(FaqEntry)

@@ -4,13 +4,15 @@ Each state is saved as a PNG in test-artifacts/ (gitignored) for a look by eye.
 """
 
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from asgiref.sync import SyncToAsync
 from channels.testing import ChannelsLiveServerTestCase
 from daphne.testing import DaphneProcess
-from django.db import connections
+from django.core.management.base import CommandError
+from django.db import OperationalError, connections
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
@@ -78,6 +80,19 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
         # bookkeeping and, once the parent closes its connection, read a deleted WAL (stale data).
         connections.close_all()
         super().setUpClass()
+
+    def _fixture_teardown(self):
+        """Flush the database once the page's sockets are closed.
+
+        The live server may still be touching a table for the open page; on PostgreSQL
+        the flush's TRUNCATE can then deadlock with it. Leave the page first, retry once.
+        """
+        self.browser.get("about:blank")
+        try:
+            super()._fixture_teardown()
+        except (OperationalError, CommandError):
+            time.sleep(1)
+            super()._fixture_teardown()
 
     # --- helpers -------------------------------------------------------------------
 

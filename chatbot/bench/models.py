@@ -92,13 +92,14 @@ class RecordingOfflineModel(CustomLLM):
     def __init__(self) -> None:
         super().__init__()
         self.turn = 0
-        self.calls: list[tuple[int, int]] = []  # (turn, prompt tokens of the messages sent)
+        self.calls: list[tuple[int, int, int]] = []  # (turn, prompt tokens of the messages sent, of the system one)
 
     def _answer(self, messages: list[dict], optional_params: dict | None) -> ModelResponse:
         from chatbot.agent.offline.provider import respond
         from chatbot.agent.prompt import count_tokens
 
-        self.calls.append((self.turn, count_tokens(messages)))
+        system = [m for m in messages[:1] if m.get("role") == "system"]
+        self.calls.append((self.turn, count_tokens(messages), count_tokens(system) if system else 0))
         return respond(messages, optional_params or {})
 
     def completion(self, model: str, messages: list, *args, optional_params: dict | None = None, **kwargs):

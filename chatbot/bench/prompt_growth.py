@@ -122,16 +122,17 @@ async def _converse(school, contact, lines: list[str], recorder, progress, label
     return replies
 
 
-def _per_turn(calls: list[tuple[int, int]], turns: int) -> tuple[list[int], list[int], list[int]]:
-    """(first-call tokens, all-calls tokens, calls) per turn, turns numbered from 1."""
-    first, total, count = [0] * turns, [0] * turns, [0] * turns
-    for turn, tokens in calls:
+def _per_turn(calls: list[tuple[int, int, int]], turns: int) -> tuple[list[int], list[int], list[int], list[int]]:
+    """(first-call tokens, all-calls tokens, calls, first-call system-prompt tokens) per turn, from turn 1."""
+    first, total, count, system = [0] * turns, [0] * turns, [0] * turns, [0] * turns
+    for turn, tokens, system_tokens in calls:
         index = turn - 1
         if count[index] == 0:
             first[index] = tokens
+            system[index] = system_tokens
         total[index] += tokens
         count[index] += 1
-    return first, total, count
+    return first, total, count, system
 
 
 def _one_conversation(ctx: Context, label: str, budget: int, lines_for) -> dict:
@@ -142,8 +143,8 @@ def _one_conversation(ctx: Context, label: str, budget: int, lines_for) -> dict:
         lines = lines_for(school)
         contact = make_contact(school, 0)
         replies = async_to_sync(_converse)(school, contact, lines, recorder, ctx.progress, label)
-    first, total, count = _per_turn(recorder.calls, len(lines))
-    return {"first": first, "total": total, "calls": count, "replies": replies}
+    first, total, count, system = _per_turn(recorder.calls, len(lines))
+    return {"first": first, "total": total, "calls": count, "system": system, "replies": replies}
 
 
 def _faq(school) -> None:
@@ -211,6 +212,9 @@ def run(ctx: Context) -> Result:
         "per_turn_compressed": compressed["first"],
         "per_turn_uncompressed": plain["first"],
         "per_turn_all_calls_compressed": compressed["total"],
+        "per_turn_system_prompt_compressed": compressed["system"],
+        "system_prompt_tokens_early_turn": compressed["system"][early],
+        "system_prompt_tokens_last_turn": compressed["system"][last],
         "empty_replies": empty,
     }
     result.rows = [
@@ -220,7 +224,8 @@ def run(ctx: Context) -> Result:
             f"{plain['first'][early]} -> {plain['first'][last]}); budget {budget}"),
         Row(f"turn {messages} prompt", f"{compressed['first'][last]} tokens",
             f"{plain['first'][last]} tokens", fmt_ratio(ratio(compressed['first'][last], plain['first'][last])),
-            "compressed vs uncompressed"),
+            f"compressed vs uncompressed; system prompt {compressed['system'][early]} -> "
+            f"{compressed['system'][last]} tokens (turn {early + 1} -> {messages})"),
         Row(f"median prompt / turn, {hosted}-msg conv.", f"{median_first:g} tokens", "", "",
             f"first call of each turn; all calls {median_total:g} tokens ({median_calls:g} calls)"),
         Row("median billed prompt / turn", f"{median_billed:g} tokens", "", "",

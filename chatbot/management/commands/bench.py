@@ -11,6 +11,7 @@ listen on 127.0.0.1 only and are stopped before it returns. See docs/benchmarks.
 
 import json
 import os
+import signal
 import time
 import traceback
 
@@ -18,6 +19,18 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chatbot.bench import BENCHMARKS, module_for
 from chatbot.bench.common import Context, Options, Progress, Result, Skip, machine, stale_schools
+
+
+def _stop_on_sigterm():
+    """SIGTERM (e.g. from `timeout`) unwinds like Ctrl-C, so servers are stopped and bench data deleted."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    try:
+        return signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        return None
 
 
 def _names(value: str) -> list[str]:
@@ -60,6 +73,14 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="No progress lines on stderr.")
 
     def handle(self, *args, **opts):
+        previous = _stop_on_sigterm()
+        try:
+            self._handle(**opts)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
+
+    def _handle(self, **opts):
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         if opts["clean"]:
             from chatbot.bench.common import delete_stale_schools

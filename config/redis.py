@@ -41,7 +41,12 @@ def get_async_redis() -> aioredis.Redis:
         if is_embedded():
             client = fakeredis.FakeAsyncRedis(server=_fake_server, decode_responses=True)
         else:
-            client = aioredis.Redis.from_url(settings.REDIS_URL, decode_responses=True, health_check_interval=30)
+            # A blocking pool waits for a free connection instead of raising MaxConnectionsError:
+            # a burst of hundreds of sockets must queue, not lose messages (measured by `bench`).
+            pool = aioredis.BlockingConnectionPool.from_url(
+                settings.REDIS_URL, decode_responses=True, health_check_interval=30, max_connections=200, timeout=20
+            )
+            client = aioredis.Redis(connection_pool=pool)
         _async_clients[loop] = client
     return client
 

@@ -12,7 +12,6 @@ Hook: if `adminpanel.bench.measure_console` is missing, the benchmark is skipped
 call is in `_measure()` below.
 """
 
-import contextlib
 import datetime as dt
 import random
 import secrets
@@ -22,6 +21,7 @@ from django.conf import settings
 from django.test import Client, override_settings
 from django.utils import timezone
 
+from adminpanel.management.commands.seed_load import own_timestamps
 from chatbot.bench.common import Context, Result, Row, Skip, bench_school, fmt_ratio, ratio
 
 NAME = "console"
@@ -39,29 +39,13 @@ def _measure_function():
     return measure_console
 
 
-@contextlib.contextmanager
-def _own_timestamps():
-    """Let bulk_create keep the generated started_at / created_at instead of "now"."""
-    from chatbot.models import Conversation, Message
-
-    fields = [Conversation._meta.get_field("started_at"), Message._meta.get_field("created_at")]
-    saved = [f.auto_now_add for f in fields]
-    for f in fields:
-        f.auto_now_add = False
-    try:
-        yield
-    finally:
-        for f, value in zip(fields, saved, strict=True):
-            f.auto_now_add = value
-
-
 def _seed(ctx: Context, school, conversations: int, rng: random.Random, first: int = 0) -> int:
     from chatbot.models import Channel, Conversation, Message, ReasoningStep
     from crm.models import Contact
 
     now = timezone.now()
     made = 0
-    with _own_timestamps():
+    with own_timestamps():
         for start in range(0, conversations, BATCH):
             size = min(BATCH, conversations - start)
             contacts = Contact.objects.bulk_create([

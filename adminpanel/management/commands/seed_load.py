@@ -80,7 +80,7 @@ def _pick(weighted: list[tuple], rng: random.Random):
 
 
 @contextlib.contextmanager
-def _own_timestamps():
+def own_timestamps():
     """Let bulk_create keep the generated started_at / created_at instead of "now"."""
     fields = [Conversation._meta.get_field("started_at"), Message._meta.get_field("created_at")]
     saved = [f.auto_now_add for f in fields]
@@ -112,7 +112,7 @@ class Command(BaseCommand):
         counts = self._message_counts(conversations, messages, rng)
         totals = {"conversations": 0, "messages": 0, "steps": 0}
         now = timezone.now()
-        with _own_timestamps(), override_settings(DEBUG=False):  # DEBUG would keep every INSERT in memory
+        with own_timestamps(), override_settings(DEBUG=False):  # DEBUG would keep every INSERT in memory
             contact_numbers = Contact.objects.count()
             for first in range(0, conversations, BATCH):
                 batch = counts[first:first + BATCH]

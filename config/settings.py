@@ -86,8 +86,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
 else:
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=0)
+    # Every database_sync_to_async hop closes its connection when it returns (a turn makes about 15):
+    # with a pool that close hands the connection back instead of ending it, so a hop costs no new
+    # PostgreSQL connection. Connections are checked when taken, so a dropped one is replaced unseen.
+    # A process never holds more than DB_POOL_MAX_SIZE connections (PostgreSQL's max_connections is shared
+    # by every web, agent and Celery process).
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool replaces persistent connections
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env.int("DB_POOL_MIN_SIZE", default=1),
+        "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
+        "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=30.0),
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, channel layer, Celery ------------------------------------------
@@ -97,7 +107,13 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "prefix": env.str("CHANNEL_PREFIX", default="asgi")},
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                "prefix": env.str("CHANNEL_PREFIX", default="asgi"),
+                # channels-redis keeps ONE Redis list per process for all of its sockets and silently drops
+                # group messages past `capacity` (default 100): a burst of 200 sockets lost replies (bench).
+                "capacity": env.int("CHANNEL_LAYER_CAPACITY", default=10_000),
+            },
         }
     }
 else:

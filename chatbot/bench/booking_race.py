@@ -14,7 +14,16 @@ from collections import Counter
 from django.db import OperationalError, close_old_connections, connection
 from django.test import override_settings
 
-from chatbot.bench.common import Context, Result, Row, bench_school, is_postgres, make_contact, next_open_day
+from chatbot.bench.common import (
+    Context,
+    Result,
+    Row,
+    bench_school,
+    database_pool,
+    is_postgres,
+    make_contact,
+    next_open_day,
+)
 
 NAME = "booking_race"
 TITLE = "Concurrent bookings on the last seats"
@@ -58,7 +67,11 @@ def run(ctx: Context) -> Result:
     slot_count = max(1, threads // ATTEMPTS_PER_SLOT)
     result = Result(NAME, TITLE)
     on_postgres = is_postgres()
-    with override_settings(PIPEDRIVE_API_TOKEN=""), \
+    # Every thread holds its own connection through the race, as separate processes would: the pool (if
+    # any) must not make threads queue for connections instead of racing for seats.
+    pool = connection.settings_dict["OPTIONS"].get("pool")
+    race_pool = {**pool, "max_size": threads + pool.get("max_size", 1)} if pool else None  # + this thread's
+    with override_settings(PIPEDRIVE_API_TOKEN=""), database_pool(race_pool), \
             bench_school(ctx, NAME, seats_per_tour=options.seats_per_slot) as school:
         contacts = [make_contact(school, n) for n in range(threads)]
         slots = _slots(school, slot_count)

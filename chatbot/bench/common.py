@@ -200,7 +200,7 @@ def machine() -> dict:
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "settings": os.environ.get("DJANGO_SETTINGS_MODULE", "config.settings"),
         "database": f"{connection.vendor} ({connection.settings_dict['NAME']})",
-        "conn_max_age": connection.settings_dict.get("CONN_MAX_AGE", 0),
+        "db_pool": connection.settings_dict["OPTIONS"].get("pool") or "none",
         "redis": settings.REDIS_URL or "embedded (fakeredis)",
         "channel_layer": settings.CHANNEL_LAYERS["default"]["BACKEND"].rsplit(".", 1)[-1],
     }
@@ -361,12 +361,37 @@ def close_db_connections() -> None:
 
 
 # --- counting database queries and Redis commands (every thread) -----------------------------------------------
+@contextlib.contextmanager
+def database_pool(pool: dict | None) -> Iterator[None]:
+    """Run with other PostgreSQL pool options (None: no pool, a new connection per hop), then restore them.
+
+    Every thread's connection wrapper shares the alias's settings dict, and the pool is built from it the
+    next time a connection is opened, so closing the current pool is enough to switch. No-op on SQLite.
+    """
+    if connection.vendor != "postgresql":
+        yield
+        return
+    options = connections["default"].settings_dict["OPTIONS"]
+    saved = options.get("pool")
+    connections.close_all()
+    connections["default"].close_pool()
+    options["pool"] = pool
+    try:
+        yield
+    finally:
+        connections.close_all()
+        connections["default"].close_pool()
+        options["pool"] = saved
+
+
 class RoundTrips:
     """Counts SQL statements, new database connections and Redis round trips, in every thread, while active.
 
     SQL: `CursorWrapper.execute/executemany` (the debug cursor calls through them, so nothing is counted
-    twice). Redis: each command a client sends on its own, and each pipeline execute (one round trip), for the
-    sync and asyncio clients and their fakeredis stand-ins alike.
+    twice). Connections: on PostgreSQL each connection psycopg really opens (a connection handed out again
+    by the pool is not new); on SQLite each one Django opens. Redis: each command a client sends on its own,
+    and each pipeline execute (one round trip), for the sync and asyncio clients and their fakeredis
+    stand-ins alike.
     """
 
     def __init__(self) -> None:
@@ -417,7 +442,20 @@ class RoundTrips:
         self._patch(redis.client.Pipeline, "execute", "redis", False)
         self._patch(redis.asyncio.Redis, "execute_command", "redis", True)
         self._patch(redis.asyncio.client.Pipeline, "execute", "redis", True)
-        connection_created.connect(self._on_connect, dispatch_uid=f"bench-roundtrips-{id(self)}")
+        if connection.vendor == "postgresql":
+            import psycopg
+
+            opened = psycopg.Connection.__dict__["connect"]
+            bump = self._bump
+
+            def connect(cls, *args, **kwargs):
+                bump("connections")
+                return opened.__func__(cls, *args, **kwargs)
+
+            self._saved.append((psycopg.Connection, "connect", opened))
+            psycopg.Connection.connect = classmethod(connect)
+        else:
+            connection_created.connect(self._on_connect, dispatch_uid=f"bench-roundtrips-{id(self)}")
         return self
 
     def __exit__(self, *exc) -> None:

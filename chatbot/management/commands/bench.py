@@ -160,5 +160,5 @@ class Command(BaseCommand):
                 table.add_row("", "", "", "", "", result.reason, end_section=True)
         console.print(table)
         console.print(f"{env['nproc']} CPU ({env['cpu']}), {env['memory_gb']} GB, Python {env['python']}, "
-                      f"{env['database']}, Redis {env['redis']}, CONN_MAX_AGE {env['conn_max_age']}, "
+                      f"{env['database']}, Redis {env['redis']}, database pool {env['db_pool']}, "
                       f"settings {env['settings']}, {env['date']}")

@@ -335,6 +335,7 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
                 "message": "Please choose an exact tour start time."}
     new = bookings.reschedule_tour(booking=booking, new_date=day, new_time=start_time, now=ctx.now)
     ctx.active.last_booking_id = new.reference
+    ctx.active.slots_shown = []  # the offer is used, as after book_tour
     new_local = new.local_start
     return {"status": "success", "action": "rescheduled", "booking_id": new.reference,
             "previous_booking_id": booking.reference,
@@ -406,14 +407,18 @@ def get_faq_answer(question: str) -> dict:
     return faq.answer_question(ctx.school, question, history=ctx.history)
 
 
-def update_context(field_to_update: str, new_value: str, reason: str | None = None) -> dict:
-    """Record a correction or new detail ("sorry, it's Jon not John", "make it 3pm").
+def update_context(
+    field_to_update: str, new_value: str, reason: str | None = None, booking_id: str | None = None
+) -> dict:
+    """Record a correction or new detail ("sorry, it's Jon not John", "make it 3pm"). It goes into the booking
+    being collected and onto the tour booked in this chat; with booking_id, onto that booked tour only.
 
     Args:
         field_to_update: One of parent_name, parent_phone, parent_email, child_name, child_age, preferred_date,
             preferred_time, special_requirements, preferred_name.
         new_value: The corrected value.
         reason: "user_correction" or "new_information".
+        booking_id: The reference of a tour booked earlier (e.g. in a past chat) whose details are wrong.
     """
     ctx = _ctx()
     name = (field_to_update or "").strip()
@@ -423,15 +428,20 @@ def update_context(field_to_update: str, new_value: str, reason: str | None = No
         value = _clean_field(name, new_value, ctx)
     except ValueError as exc:
         return _error(str(exc), field=name)
+    booking_id = (booking_id or "").strip()
+    reference = booking_id or ctx.active.last_booking_id
+    booked = booking_selectors.contact_booking(ctx.contact, reference) if reference else None
+    if booking_id and booked is None:
+        return _error(f"No booking {booking_selectors.normalise_reference(booking_id)} found for you.",
+                      your_bookings=_your_bookings(ctx.contact))
+    old = None
     if name == "preferred_name":
         old = ctx.contact.preferred_name
         crm.set_preferred_name(ctx.contact, value)
-    else:
+    elif not booking_id:  # an earlier tour's correction is not a detail of the booking being collected
         old = ctx.active.collected.get(name)
         ctx.active.collected[name] = value
     result = {"status": "updated", "field": name, "old_value": old, "new_value": value, "reason": reason or ""}
-    booked = booking_selectors.contact_booking(ctx.contact, ctx.active.last_booking_id) \
-        if ctx.active.last_booking_id else None
     if booked and name in ("preferred_date", "preferred_time"):
         result["note"] = f"Tour {booked.reference} is already booked: use manage_tour_booking to move it."
     elif booked and name in bookings.CORRECTABLE_FIELDS:

@@ -232,3 +232,26 @@ def faq_lunch(school):
 
     return FaqEntryFactory(school=school, question="Do you provide lunch?", tags=["lunch", "food", "canteen"],
                            answer="Yes, a hot lunch is served every day in our canteen.")
+
+
+def test_correct_a_tour_booked_in_an_earlier_chat_by_its_reference(school, next_weekday):
+    parent = Parent(school, ContactFactory(school=school, name="Jon Tan", phone="+6591234567"))
+    booking = _book(school, parent.contact, next_weekday(school, 1))
+    reply = parent.say(f"for {booking.reference} the child's name is Miah not Mia")
+    booking.refresh_from_db()
+    assert booking.child_name == "Miah" and booking.reference in reply
+    assert parent.bookings().count() == 1
+
+
+def test_a_burst_that_cancels_one_tour_and_books_another_does_both(school, next_weekday):
+    parent = Parent(school, ContactFactory(school=school, name="Jon Tan", phone="+6591234567"))
+    mia = _book(school, parent.contact, next_weekday(school, 0))
+    day = next_weekday(school, 3)
+    for text in [f"please cancel {mia.reference}", f"and book my son Sam, 3, on {spoken(day)} at 11am"]:
+        async_to_sync(receive)(school=school, contact=parent.contact, channel="web", text=text, run=False)
+    reply = parent.say("thanks")
+    mia.refresh_from_db()
+    sam = parent.bookings().get(child_name="Sam")
+    assert mia.status == "cancelled"
+    assert (sam.local_start.date(), sam.local_start.time()) == (day, dt.time(11))
+    assert mia.reference in reply and sam.reference in reply

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from chatbot.agent.offline import register
 from chatbot.agent.offline.conversation import read
 from chatbot.agent.offline.policy import Turn, decide
+from chatbot.agent.prompt import facts_section, slot_fact, task_facts
 
 register()
 
@@ -238,10 +239,15 @@ class FakeSchool:
                         "standalone_question": question}
         return {"status": "no_match", "message": "No FAQ entry matches.", "standalone_question": question}
 
-    def update_context(self, field_to_update: str, new_value: str, reason=None) -> dict:
+    def update_context(self, field_to_update: str, new_value: str, reason=None, booking_id=None) -> dict:
+        result = {"status": "updated", "field": field_to_update, "new_value": new_value}
+        if booking_id:
+            booking = self.bookings[booking_id]
+            old, booking[field_to_update] = booking.get(field_to_update), new_value
+            return {**result, "old_value": old, "booking_updated": booking_id}
         old = self.collected.get(field_to_update)
         self.collected[field_to_update] = new_value
-        return {"status": "updated", "field": field_to_update, "old_value": old, "new_value": new_value}
+        return {**result, "old_value": old}
 
     def check_unread_messages(self) -> dict:
         messages = [{"message": m, "timestamp": "2026-11-22T14:05:00+08:00"} for m in self.unread]
@@ -252,22 +258,15 @@ class FakeSchool:
         return getattr(self, name)(**args)
 
     def facts(self, unread: int) -> str:
-        contact = {**self.contact, "upcoming_tours": self.upcoming(), "context": {}}
-        task = {"collected": self.collected, "slots_shown": self.slots_shown, "task_type": self.task_type,
-                "last_booking_id": self.last_booking_id}
-        return "\n".join([
-            "You are the admissions concierge.",
-            "",
-            "## Facts",
-            "TODAY: 2026-11-22 (Sunday)",
-            "NOW_LOCAL_TIME: 14:05",
-            "TIME_ZONE: Asia/Singapore",
-            f"SCHOOL: {json.dumps(SCHOOL)}",
-            f"CONTACT: {json.dumps(contact)}",
-            f"ACTIVE_TASK: {json.dumps(task)}",
-            f"UNREAD: {unread}",
-            "SUMMARY: ",
-        ])
+        """The system prompt, its Facts written by the real prompt builder."""
+        tours = [slot_fact(dt.date.fromisoformat(t["date"]), t["time"], t["booking_id"], t["child_name"])
+                 for t in self.upcoming()]
+        contact = {**self.contact, "upcoming_tours": tours}
+        task = task_facts({"collected": self.collected, "slots_shown": self.slots_shown,
+                           "task_type": self.task_type, "last_booking_id": self.last_booking_id})
+        now = dt.datetime.combine(TODAY, dt.time(14, 5))
+        return "You are the admissions concierge.\n\n" + facts_section(
+            now, "Asia/Singapore", SCHOOL, contact, task, "", unread)
 
 
 class Reply:
@@ -547,6 +546,21 @@ async def test_child_name_correction_updates_the_child(concierge):
     assert reply.called("update_context")[0]["new_value"] == "Mia"
 
 
+@pytest.mark.parametrize(("booked_as", "text", "fixed"), [
+    ("Mia", "The name on booking T-7KQ3XM is misspelled: it's Miah, not Mia", "Miah"),
+    ("Maya", "for T-7KQ3XM the child's name is Mia not Maya", "Mia"),
+])
+async def test_correction_by_reference_fixes_a_tour_booked_in_an_earlier_chat(booked_as, text, fixed):
+    school = FakeSchool({"name": "Jon Tan", "phone": "+6591234567"})
+    school.add_booking(dt.date(2026, 11, 25), "09:00", booked_as, "T-7KQ3XM")
+    reply = await Concierge(school).say(text)
+    assert reply.calls == [("update_context", {
+        "field_to_update": "child_name", "new_value": fixed, "reason": "user_correction", "booking_id": "T-7KQ3XM",
+    })]
+    assert school.bookings["T-7KQ3XM"]["child_name"] == fixed
+    assert f"{fixed} on booking T-7KQ3XM" in reply.text
+
+
 async def test_details_outlive_a_finished_booking(concierge):
     await concierge.say("Hi, I'm Jon Tan (+65 9123 4567), I'd like a tour for my daughter Mia, 5, next Tuesday at 9am")
     fixed = await concierge.say("sorry it's Jonathan not Jon")
@@ -759,6 +773,19 @@ async def test_burst_of_messages_gets_one_reply(concierge):
     reply = await concierge.say("hi", "I want a tour", "for Mia 5")
     assert reply.called("book_tour")[0] == {"child_name": "Mia", "child_age": 5}
     assert reply.text.startswith("Hello!") and "Mia" in reply.text and "your name" in reply.text
+
+
+async def test_burst_cancelling_one_tour_and_booking_another_does_both():
+    school = FakeSchool({"name": "Jon Tan", "phone": "+6591234567"})
+    school.add_booking(dt.date(2026, 11, 25), "09:00", "Mia", "T-7KQ3XM")
+    reply = await Concierge(school).say("please cancel T-7KQ3XM", "and book my son Sam, 3, on Thursday at 11am")
+    assert reply.names == ["manage_tour_booking", "book_tour"]
+    assert school.bookings["T-7KQ3XM"]["status"] == "cancelled"
+    assert reply.called("book_tour")[0] == {
+        "parent_name": "Jon Tan", "parent_phone": "+6591234567", "child_name": "Sam", "child_age": 3,
+        "preferred_date": THURSDAY, "preferred_time": "11:00",
+    }
+    assert "T-7KQ3XM" in reply.text and "cancelled" in reply.text and "Thursday 26 November at 11:00" in reply.text
 
 
 async def test_unread_messages_are_fetched_first_and_answered_together():

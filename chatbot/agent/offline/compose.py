@@ -76,7 +76,7 @@ def _manage_result(turn: "Turn", action: str) -> str:
         if result.get("action") == "cancelled":
             ref = result.get("booking_id")
             tour = next((t for t in turn.conv.upcoming_tours if t["booking_id"] == ref), None)
-            return replies.cancelled(result, tour, turn.today)
+            return replies.cancelled(result, tour, turn.today, offer_new=not turn.then)
         return replies.rescheduled(result, turn.today)
     if status == "missing_fields" and "booking_id" in (result.get("missing") or []):
         tours = [t for t in result.get("your_bookings") or [] if isinstance(t, dict) and t.get("booking_id")]
@@ -119,7 +119,11 @@ def _callback(turn: "Turn") -> str:
 
 
 def _main(turn: "Turn") -> str:
-    flow = turn.flow
+    """The text of the turn's flow, then of the flow asked for after it."""
+    return " ".join(filter(None, [_flow(turn, turn.flow), _flow(turn, turn.then)]))
+
+
+def _flow(turn: "Turn", flow: str) -> str:
     if flow == "book":
         return _book(turn)
     if flow in ("reschedule", "cancel"):

@@ -46,15 +46,12 @@ class Conversation:
 
     @property
     def slots_shown(self) -> list[dict]:
-        value = self.task.get("slots_shown")
-        return [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
+        return _slot_facts(self.task.get("slots_shown"))
 
     @property
     def upcoming_tours(self) -> list[dict]:
-        value = self.contact.get("upcoming_tours")
-        if not isinstance(value, list):
-            return []
-        return [t for t in value if isinstance(t, dict) and t.get("booking_id") and t.get("date")]
+        return [t for t in _slot_facts(self.contact.get("upcoming_tours"), "booking_id", "child_name")
+                if t.get("booking_id")]
 
     @property
     def contact_name(self) -> str:
@@ -100,6 +97,17 @@ def _json_object(raw: Any) -> dict:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _slot_facts(value: Any, *names: str) -> list[dict]:
+    """Slots or tours as the facts write them ("Wed 2026-11-25 09:00", then the named words), read back into
+    {"date", "time", *names}; the last name takes the rest of the line."""
+    found = []
+    for fact in value if isinstance(value, list) else []:
+        _, date, time, *rest = [*str(fact).split(maxsplit=2 + len(names)), "", ""][: 3 + len(names)]
+        if date and time:
+            found.append({"date": date, "time": time, **dict(zip(names, rest, strict=True))})
+    return found
 
 
 def _tool_calls(message: dict) -> list[dict]:

@@ -2,8 +2,9 @@
 
 The policy keeps nothing between calls. Each call re-reads the conversation and
 re-plans the whole turn in stages (unread messages; FAQ answers and
-corrections; the main action of the flow; one follow-up); a stage whose calls
-already have results this turn is passed, and when none is left it answers.
+corrections; the main action of the flow; a second flow asked for in the same
+turn; one follow-up); a stage whose calls already have results this turn is
+passed, and when none is left it answers.
 Memory across turns is the prompt: ACTIVE_TASK.collected and slots_shown,
 CONTACT.upcoming_tours, and the texts of earlier turns.
 """
@@ -123,6 +124,7 @@ class Turn:
             asked=self.asked,
             options=len(self.options),
             known={**self._contact_defaults(), **conv.collected},
+            booked_children=self._booked_children(),
         )
         self.earlier = self._read_history()
         self.hints = replace(self.hints, known={**self._contact_defaults(), **self.said_before, **conv.collected})
@@ -147,6 +149,13 @@ class Turn:
             if isinstance(s, dict)
         }
         return [s for s in self.conv.slots_shown if (s.get("date"), s.get("time")) not in fresh]
+
+    def _booked_children(self) -> tuple[str, ...]:
+        """The children's names on the parent's tours, as they were before this turn's corrections."""
+        before = [r.get("old_value") for r in self.conv.results("update_context")
+                  if r.get("field") == "child_name" and r.get("booking_updated")]
+        return tuple(str(name) for name in [*before, *(t.get("child_name") for t in self.conv.upcoming_tours)]
+                     if name)
 
     def _contact_defaults(self) -> dict:
         """The parent's details on file, so a returning parent is not asked again."""
@@ -337,6 +346,8 @@ class Turn:
             return "book" if "book" in intents else "keep"
         if self.moves_booked_tour:
             return "reschedule"
+        if self.corrected_tour and not intents & set(FLOW_INTENTS):  # "on T-7KQ3XM it's Miah": fix it only
+            return "chat"
         for intent in FLOW_INTENTS:
             if intent in intents:
                 return intent
@@ -363,6 +374,12 @@ class Turn:
         if reading.questions:
             return pending or "faq"
         return "chat"
+
+    @cached_property
+    def then(self) -> str:
+        """The flow asked for after this one in the same turn: a booking after a cancellation ("please cancel
+        T-7KQ3XM" + "and book my son Sam on Thursday at 11am")."""
+        return "book" if self.flow == "cancel" and "book" in self.reading.intents else ""
 
     @property
     def moves_booked_tour(self) -> bool:
@@ -416,11 +433,23 @@ class Turn:
     def _info(self) -> list[Call]:
         calls = [Call("get_faq_answer", {"question": q}) for q in dict.fromkeys(self.reading.questions)]
         fixed_now = {s.args.get("field_to_update") for s in self.conv.steps if s.name == "update_context"}
+        on_tour = {"booking_id": self.corrected_tour} if self.corrected_tour else {}
         for name, value in sorted(self.corrections.items()):
             if name not in fixed_now:  # once: the stored value changes under the correction
-                args = {"field_to_update": name, "new_value": str(value), "reason": "user_correction"}
+                args = {"field_to_update": name, "new_value": str(value), "reason": "user_correction", **on_tour}
                 calls.append(Call("update_context", args))
         return calls
+
+    @cached_property
+    def corrected_tour(self) -> str:
+        """The reference of a booked tour whose details this message corrects by reference ("on T-7KQ3XM the
+        name is Miah, not Mia"), when it is not the tour booked in this conversation."""
+        refs = self.reading.booking_refs
+        details = self.reading.corrections - set(WHEN_FIELDS)
+        if not (self.reading.correcting and refs and details):
+            return ""
+        booked = (self.booked or {}).get("booking_id")
+        return "" if refs[-1] == booked else refs[-1]
 
     @cached_property
     def corrections(self) -> dict:
@@ -431,10 +460,10 @@ class Turn:
         known = {**self.said_before, **self.conv.collected}
         fixed = {}
         for name in self.reading.corrections:
-            if name in WHEN_FIELDS and self.booked:
+            if name in WHEN_FIELDS and (self.booked or self.corrected_tour):
                 continue
             old, new = known.get(name), new_values.get(name)
-            if old not in (None, "") and new not in (None, "") and str(old) != str(new):
+            if new not in (None, "") and (self.corrected_tour or old not in (None, "") and str(old) != str(new)):
                 fixed[name] = new
         return fixed
 
@@ -445,6 +474,10 @@ class Turn:
             "cancel": lambda: self._manage("cancel"),
             "callback": self._callback,
         }.get(self.flow, list)()
+
+    def _then(self) -> list[Call]:
+        """The second flow's calls, once the first flow's tool has answered."""
+        return self._book() if self.then and self.conv.called("manage_tour_booking") else []
 
     def _follow_up(self) -> list[Call]:
         """Offer slots when only the slot is missing (a booking), or the tool asks for the new one (a move)."""
@@ -596,7 +629,7 @@ class Turn:
         if self.conv.cycles < MAX_CYCLES - 1:
             stages = [(self._unread, True)]
             if self.flow != "refuse":
-                stages += [(self._info, False), (self._main, True), (self._follow_up, True)]
+                stages += [(self._info, False), (self._main, True), (self._then, True), (self._follow_up, True)]
             for stage, once in stages:
                 pending = self._pending(stage, once)
                 if pending:

@@ -126,7 +126,8 @@ def corrected(result: dict, today: dt.date) -> str:
     value = result.get("new_value")
     if field == "preferred_date" and value:
         value = human_date(str(value), today)
-    return f"Thanks, I've updated {FIELD_LABELS.get(field, 'that')} to {value}."
+    booking = f" on booking {result['booking_updated']}" if result.get("booking_updated") else ""
+    return f"Thanks, I've updated {FIELD_LABELS.get(field, 'that')} to {value}{booking}."
 
 
 def numbered(lines: list[str]) -> str:
@@ -276,13 +277,12 @@ def rescheduled(result: dict, today: dt.date) -> str:
     return f"{moved} Your new booking reference is {result.get('booking_id')}{previous}."
 
 
-def cancelled(result: dict, tour: dict | None, today: dt.date) -> str:
+def cancelled(result: dict, tour: dict | None, today: dt.date, offer_new: bool = True) -> str:
     """The cancellation (policy.COMPLETED reads "tour T-... has been cancelled" back)."""
     when = f" on {human_slot(str(tour['date']), tour.get('time'), today)}" if tour and tour.get("date") else ""
-    return (
-        f"Your tour {result.get('booking_id')}{when} has been cancelled. "
-        "If you'd like to come another time, just let me know and I'll book a new tour."
-    )
+    text = f"Your tour {result.get('booking_id')}{when} has been cancelled."
+    offer = " If you'd like to come another time, just let me know and I'll book a new tour." if offer_new else ""
+    return text + offer
 
 
 def options(slots: list[dict], today: dt.date, question: str = "Which time would you like?") -> str:

@@ -38,6 +38,7 @@ class Hints:
     asked: frozenset[str] = frozenset()  # what the previous reply asked for (see asked_in)
     options: int = 0  # how many numbered choices the parent was just shown
     known: dict = field(default_factory=dict)  # current booking facts, to tell which name a correction fixes
+    booked_children: tuple[str, ...] = ()  # the children of the parent's booked tours
 
 
 @dataclass
@@ -261,7 +262,8 @@ def _name_correction(text: str, hints: Hints) -> tuple[str, str] | None:
                 value = str(hints.known.get(name_field) or "").split()
                 if value and value[0].lower() == old.lower():
                     return name_field, " ".join([new, *value[1:]]) if name_field == "parent_name" else new
-            about_child = lx.RELATION.search(text) or lx.HIS_HER.search(text)
+            booked_child = old.lower() in {child.lower() for child in hints.booked_children}
+            about_child = booked_child or lx.RELATION.search(text) or lx.HIS_HER.search(text)
             return ("child_name" if about_child else "parent_name"), new
     return None
 

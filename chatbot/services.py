@@ -10,12 +10,14 @@ because the database's `processed_at` is the truth about what was answered.
 import asyncio
 import datetime as dt
 import logging
+from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from redis.exceptions import LockError, RedisError
 
 from bookings.models import School
 from chatbot.agent import memory
@@ -26,6 +28,11 @@ from chatbot.text import without_nul
 from crm.models import Contact
 
 logger = logging.getLogger(__name__)
+
+TURN_ATTEMPTS = 2  # a turn that fails is tried once more at once: a dropped connection is replaced by then
+RETRY_PAUSE_SECONDS = 0.5
+SORRY_TEXT = ("I'm sorry, something went wrong on my side and I couldn't answer that just now. "
+              "Please send your message again in a moment.")
 
 
 @dataclass
@@ -94,7 +101,7 @@ async def answer_or_queue(received: Received) -> None:
     conversation, message = received.conversation, received.message
     if not await run_pending_turns(conversation.school_id, conversation.contact_id):
         await memory.enqueue(conversation.school_id, conversation.contact_id, message.pk, message.text)
-        await observer_for(conversation.channel).queued(conversation, message)
+        await _tell("the queued notice", observer_for(conversation.channel).queued(conversation, message))
 
 
 def _pending(contact_id: int) -> list[Message]:
@@ -107,32 +114,101 @@ def _pending(contact_id: int) -> list[Message]:
     )
 
 
-def _take(messages: list[Message]) -> None:
-    Message.objects.filter(pk__in=[m.pk for m in messages]).update(processed_at=timezone.now())
+def _claim(messages: list[Message]) -> tuple[list[Message], dt.datetime]:
+    """Mark the messages taken by this turn; only those no other turn took first (the database decides).
+
+    The session lock keeps turns of a contact apart while Redis is up; this
+    conditional claim keeps each message answered once even when the lock was
+    lost (Redis restarted mid-turn) or could not be taken (Redis unreachable).
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        ids = set(Message.objects.select_for_update().filter(pk__in=[m.pk for m in messages],
+                                                             processed_at__isnull=True).values_list("pk", flat=True))
+        Message.objects.filter(pk__in=ids).update(processed_at=now)
+    return [m for m in messages if m.pk in ids], now
+
+
+def _after_failure(conversation: Conversation, batch: list[Message], taken_at: dt.datetime) -> Message | None:
+    """A turn raised: its reply if it was stored after all; otherwise its messages become pending again.
+
+    A message marked processed without an answer would be lost, so everything the
+    turn took (its batch and any message it took in on the way) is given back for
+    the next turn, or the sweeper, to answer.
+    """
+    reply = (Message.objects.filter(conversation=conversation, role=Message.Role.ASSISTANT,
+                                    reply_to__in=[m.pk for m in batch], created_at__gte=taken_at)
+             .exclude(text="").order_by("-created_at").first())
+    if reply is None:
+        Message.objects.filter(conversation=conversation, role=Message.Role.USER,
+                               processed_at__gte=taken_at).update(processed_at=None)
+    return reply
 
 
 async def run_pending_turns(school_id: int, contact_id: int) -> bool:
     """Answer the contact's pending messages under the session lock; False if another turn holds it.
 
     After releasing the lock it looks once more, so a message that arrived just as
-    the lock was being released is never stranded.
+    the lock was being released is never stranded. A turn that fails (database
+    connection dropped, Redis gone) gives its messages back and is tried again, up
+    to TURN_ATTEMPTS times per call; then the parent is told (see `_apologise`) and
+    the error is raised for the caller to record.
     """
+    failures = 0
     while True:
         lock = memory.session_lock(school_id, contact_id)
-        if not await lock.acquire():
+        if not await _acquire(lock):
             return False
         try:
             await asyncio.sleep(settings.CHAT_BURST_WINDOW_SECONDS)  # let a burst of fragments land
             while pending := await database_sync_to_async(_pending)(contact_id):
                 conversation = pending[0].conversation
-                batch = [m for m in pending if m.conversation_id == conversation.pk]
-                await database_sync_to_async(_take)(batch)
-                await _answer(conversation, batch)
-                await lock.extend(settings.SESSION_LOCK_TTL_SECONDS, replace_ttl=True)
+                batch, taken_at = await database_sync_to_async(_claim)(
+                    [m for m in pending if m.conversation_id == conversation.pk])
+                if batch:
+                    try:
+                        await _answer(conversation, batch)
+                    except Exception:
+                        failures += 1
+                        logger.exception("turn for contact %s failed (attempt %d of %d)", contact_id, failures,
+                                         TURN_ATTEMPTS)
+                        reply = await database_sync_to_async(_after_failure)(conversation, batch, taken_at)
+                        if reply is not None:  # it failed after the reply was stored: answered
+                            await _tell("the reply", observer_for(conversation.channel).reply(conversation, reply))
+                        elif failures >= TURN_ATTEMPTS:
+                            await _apologise(conversation)
+                            raise
+                        else:
+                            await asyncio.sleep(RETRY_PAUSE_SECONDS)
+                if not await _keep(lock):
+                    return True  # another turn holds the contact now and answers what is left
         finally:
             await _release(lock)
         if not await database_sync_to_async(_pending)(contact_id):
             return True
+
+
+async def _acquire(lock) -> bool:
+    """Take the session lock; True if taken. With Redis unreachable the turn runs without it (see `_claim`)."""
+    try:
+        return await lock.acquire()
+    except RedisError as exc:
+        logger.warning("Redis unreachable (%s): answering without the session lock", exc)
+        return True
+
+
+async def _keep(lock) -> bool:
+    """Renew the lock between batches (or take it, after running without); False if another turn holds it now."""
+    try:
+        await lock.extend(settings.SESSION_LOCK_TTL_SECONDS, replace_ttl=True)
+        return True
+    except LockError:  # lost (Redis restarted, TTL passed) or never taken (Redis was unreachable)
+        try:
+            return await lock.acquire()
+        except RedisError:
+            return True
+    except RedisError:
+        return True
 
 
 async def _release(lock) -> None:
@@ -142,15 +218,47 @@ async def _release(lock) -> None:
         logger.warning("session lock %s was already gone", lock.name)
 
 
+async def _tell(what: str, call: Awaitable) -> None:
+    """Show something to the parent live; a channel that cannot (channel layer down or full) must not fail the turn.
+
+    The database keeps every step and reply: the web chat shows them on reconnect.
+    """
+    try:
+        await call
+    except Exception as exc:
+        logger.warning("could not send %s to the parent's channel (%s: %s)", what, type(exc).__name__, exc)
+
+
 async def _answer(conversation: Conversation, batch: list[Message]) -> Message:
     observer = observer_for(conversation.channel)
-    await observer.typing(conversation, True)
+    await _tell("typing", observer.typing(conversation, True))
     try:
-        reply = await run_turn(conversation, batch, on_step=lambda step: observer.step(conversation, step))
+        reply = await run_turn(conversation, batch,
+                               on_step=lambda step: _tell("a reasoning step", observer.step(conversation, step)))
     finally:
-        await observer.typing(conversation, False)
-    await observer.reply(conversation, reply)
+        await _tell("typing", observer.typing(conversation, False))
+    await _tell("the reply", observer.reply(conversation, reply))
     return reply
+
+
+async def _apologise(conversation: Conversation) -> None:
+    """Tell a parent whose messages could not be answered, on channels where nothing retries by itself.
+
+    Webhook channels stay silent here: the sweeper answers the given-back messages
+    later, and hands the conversation to staff (telling the parent) if it cannot.
+    """
+    from chatbot.channels.worker import SWEPT_CHANNELS
+
+    if conversation.channel in SWEPT_CHANNELS:
+        return
+    try:
+        notice = await database_sync_to_async(Message.objects.create)(
+            conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel, text=SORRY_TEXT,
+            payload={"blocks": [], "turn_failed": True})
+    except Exception:  # the database is gone too: nothing can be stored, so nothing is promised
+        logger.exception("could not store the apology for conversation %s", conversation.pk)
+        return
+    await _tell("the apology", observer_for(conversation.channel).reply(conversation, notice))
 
 
 def end_conversation(conversation: Conversation) -> None:

@@ -1,14 +1,17 @@
 """Scheduled conversation housekeeping, and the Celery side of the webhook channels (external calls)."""
 
+import datetime as dt
 import logging
 
 from celery import shared_task
 from django.conf import settings
+from django.utils import timezone
 
 from chatbot.channels import chatwoot, outbound, whatsapp
-from chatbot.models import Conversation
+from chatbot.models import Channel, Conversation, Message
 from chatbot.services import end_idle_conversations
 from crm.external.tasks import ExternalTask
+from crm.models import ExternalCall
 
 logger = logging.getLogger(__name__)
 
@@ -22,10 +25,43 @@ def end_idle_conversations_task() -> int:
 # --- Webhook channels: deliveries, handoff, persistent context, the inbound sweeper ---------------------------
 @shared_task(acks_late=True, name="chatbot.tasks.redispatch_stale_inbound")
 def redispatch_stale_inbound() -> int:
-    """Dispatch again webhook messages stored but not answered for INBOUND_REDISPATCH_AFTER_SECONDS."""
+    """Dispatch again webhook messages stored but not answered for INBOUND_REDISPATCH_AFTER_SECONDS (returns how
+    many contacts), and send again the replies whose send task was lost (see `resend_lost_replies`)."""
     from chatbot.channels.worker import sweep_stale_inbound
 
-    return sweep_stale_inbound()
+    dispatched = sweep_stale_inbound()
+    resend_lost_replies()
+    return dispatched
+
+
+def resend_lost_replies(now: dt.datetime | None = None) -> int:
+    """Queue again the webhook replies no send ever started; returns how many.
+
+    The send task of a reply can vanish with the broker (Redis restarted without
+    persistence, or down when the turn ended): the reply is stored, the parent
+    never gets it, and no dead letter says so. A reply with no ledger claim after
+    INBOUND_REDISPATCH_AFTER_SECONDS is such a reply. A send that did start is
+    left to its task (retries, dead letters); the ledger keeps any resend single.
+    """
+    now = now or timezone.now()
+    cutoff = now - dt.timedelta(seconds=settings.INBOUND_REDISPATCH_AFTER_SECONDS)
+    senders = {Channel.CHATWOOT: deliver_chatwoot_message, Channel.WHATSAPP: deliver_whatsapp_message}
+    live = [channel for channel, on in ((Channel.CHATWOOT, chatwoot.configured()),
+                                        (Channel.WHATSAPP, bool(settings.WHATSAPP_TOKEN))) if on]
+    unsent = list(Message.objects.filter(role=Message.Role.ASSISTANT, channel__in=live, delivered_at__isnull=True,
+                                         conversation__status=Conversation.Status.ACTIVE, created_at__lt=cutoff,
+                                         created_at__gte=now - dt.timedelta(days=1))
+                  .exclude(text="").order_by("created_at")[:200])
+    claimed = set(ExternalCall.objects.filter(key__in=[_first_part(m) for m in unsent]).values_list("key", flat=True))
+    lost = [m for m in unsent if _first_part(m) not in claimed]
+    for message in lost:
+        logger.warning("reply %s was never sent (its task was lost): queueing it again", message.pk)
+        senders[message.channel].delay(message.pk)
+    return len(lost)
+
+
+def _first_part(message: Message) -> str:
+    return f"{message.channel}:message:{message.pk}:0"  # outbound.deliver's ledger key of the reply's first part
 
 
 @shared_task(base=ExternalTask, bind=True, name="chatbot.tasks.deliver_chatwoot_message")

@@ -15,6 +15,7 @@ from decimal import Decimal
 from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -150,15 +151,17 @@ async def run_turn(conversation: Conversation, turn_messages: list[Message],
 def _finish(reply: Message, conversation: Conversation, observations: list, active: memory.ActiveContext) -> None:
     # The reply is stamped when it is complete, so it sorts after every message it answers,
     # including those that arrived during the turn (history and transcripts order by created_at).
+    # The reply and the conversation's totals are one write: a dropped connection leaves neither.
     reply.created_at = timezone.now()
-    reply.save(update_fields=["text", "payload", "model", "latency_ms", "prompt_tokens", "completion_tokens", "cost",
-                              "created_at"])
-    Conversation.objects.filter(pk=conversation.pk).update(
-        total_tokens=F("total_tokens") + reply.prompt_tokens + reply.completion_tokens,
-        total_cost=F("total_cost") + reply.cost,
-        outcome=blocks.outcome_of(observations, conversation.outcome),
-        last_message_at=timezone.now(),
-    )
+    with transaction.atomic():
+        reply.save(update_fields=["text", "payload", "model", "latency_ms", "prompt_tokens", "completion_tokens",
+                                  "cost", "created_at"])
+        Conversation.objects.filter(pk=conversation.pk).update(
+            total_tokens=F("total_tokens") + reply.prompt_tokens + reply.completion_tokens,
+            total_cost=F("total_cost") + reply.cost,
+            outcome=blocks.outcome_of(observations, conversation.outcome),
+            last_message_at=timezone.now(),
+        )
     active.save()
 
 

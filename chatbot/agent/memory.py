@@ -7,17 +7,24 @@
 
 The lock is its own key because the active context outlives a turn. The queue is
 the fast signal; the database (messages without `processed_at`) is the truth, so
-a lost Redis never loses a message.
+a lost Redis never loses a message. That is why everything here but the lock
+survives Redis being unreachable (a restart, a failover): the signals read as
+"nothing new", the active task starts empty, and writes are dropped with a
+warning. Only `session_lock` raises; `chatbot.services` decides what then.
 """
 
 import json
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
+from redis.exceptions import RedisError
 
 from config.redis import get_async_redis, get_redis
+
+logger = logging.getLogger(__name__)
 
 ACTIVE_FIELDS = (
     "parent_name", "parent_phone", "parent_email", "child_name", "child_age",
@@ -70,14 +77,30 @@ class ActiveContext:
 
     @classmethod
     def load(cls, school_id: int, contact_id: int) -> "ActiveContext":
-        return cls._from_json(school_id, contact_id, get_redis().get(context_key(school_id, contact_id)))
+        """The stored task, or an empty one (also when Redis is unreachable: the turn goes on without it)."""
+        try:
+            raw = get_redis().get(context_key(school_id, contact_id))
+        except RedisError as exc:
+            _unreachable("reading the active context", exc)
+            raw = None
+        return cls._from_json(school_id, contact_id, raw)
 
     def save(self) -> None:
-        get_redis().set(context_key(self.school_id, self.contact_id), self._to_json(),
-                        ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+        try:
+            get_redis().set(context_key(self.school_id, self.contact_id), self._to_json(),
+                            ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+        except RedisError as exc:
+            _unreachable("saving the active context", exc)
 
     def delete(self) -> None:
-        get_redis().delete(context_key(self.school_id, self.contact_id))
+        try:
+            get_redis().delete(context_key(self.school_id, self.contact_id))
+        except RedisError as exc:
+            _unreachable("deleting the active context", exc)
+
+
+def _unreachable(doing: str, exc: RedisError) -> None:
+    logger.warning("Redis unreachable while %s (%s: %s); going on without it", doing, type(exc).__name__, exc)
 
 
 def session_lock(school_id: int, contact_id: int):
@@ -89,31 +112,43 @@ def session_lock(school_id: int, contact_id: int):
 
 async def enqueue(school_id: int, contact_id: int, message_id: int, text: str) -> None:
     """Note a message that arrived while a turn runs, and raise the flag the turn watches."""
-    client = get_async_redis()
     entry = json.dumps({"message_id": message_id, "message": text, "timestamp": timezone.now().isoformat()})
-    async with client.pipeline(transaction=True) as pipe:
-        pipe.rpush(queue_key(school_id, contact_id), entry)
-        pipe.expire(queue_key(school_id, contact_id), settings.ACTIVE_CONTEXT_TTL_SECONDS)
-        pipe.set(flag_key(school_id, contact_id), "1", ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
-        await pipe.execute()
+    try:
+        async with get_async_redis().pipeline(transaction=True) as pipe:
+            pipe.rpush(queue_key(school_id, contact_id), entry)
+            pipe.expire(queue_key(school_id, contact_id), settings.ACTIVE_CONTEXT_TTL_SECONDS)
+            pipe.set(flag_key(school_id, contact_id), "1", ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+            await pipe.execute()
+    except RedisError as exc:  # the message is stored: the running turn reads it from the database before answering
+        _unreachable(f"queueing message {message_id}", exc)
 
 
 async def has_new_messages(school_id: int, contact_id: int) -> bool:
-    return bool(await get_async_redis().exists(flag_key(school_id, contact_id)))
+    try:
+        return bool(await get_async_redis().exists(flag_key(school_id, contact_id)))
+    except RedisError as exc:
+        _unreachable("checking for new messages", exc)
+        return False
 
 
 def drain_queue(school_id: int, contact_id: int) -> list[dict]:
-    """Take (and clear) the queued entries and the flag, atomically."""
-    client = get_redis()
-    with client.pipeline(transaction=True) as pipe:
-        pipe.lrange(queue_key(school_id, contact_id), 0, -1)
-        pipe.delete(queue_key(school_id, contact_id))
-        pipe.delete(flag_key(school_id, contact_id))
-        raw, _, _ = pipe.execute()
+    """Take (and clear) the queued entries and the flag, atomically ([] when Redis is unreachable)."""
+    try:
+        with get_redis().pipeline(transaction=True) as pipe:
+            pipe.lrange(queue_key(school_id, contact_id), 0, -1)
+            pipe.delete(queue_key(school_id, contact_id))
+            pipe.delete(flag_key(school_id, contact_id))
+            raw, _, _ = pipe.execute()
+    except RedisError as exc:
+        _unreachable("draining the message queue", exc)
+        return []
     return [json.loads(item) for item in raw]
 
 
 def end_session(school_id: int, contact_id: int) -> None:
     """Forget the active state (the persistent context already holds what matters)."""
-    get_redis().delete(context_key(school_id, contact_id), queue_key(school_id, contact_id),
-                       flag_key(school_id, contact_id))
+    try:
+        get_redis().delete(context_key(school_id, contact_id), queue_key(school_id, contact_id),
+                           flag_key(school_id, contact_id))
+    except RedisError as exc:  # it expires on its own (ACTIVE_CONTEXT_TTL_SECONDS)
+        _unreachable("ending the session", exc)

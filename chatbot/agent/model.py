@@ -56,6 +56,7 @@ async def _call(model: str, messages: list[dict], tools: list[dict]) -> ModelRep
     if model != OFFLINE_MODEL:
         kwargs.update({k: v for k, v in (("api_base", settings.LLM_API_BASE), ("api_key", settings.LLM_API_KEY)) if v})
         kwargs["tool_choice"] = "auto"
+        kwargs["max_retries"] = 0  # the provider SDK must not retry inside our attempt: complete() decides
     response = await litellm.acompletion(**kwargs)
     message = response.choices[0].message
     usage = getattr(response, "usage", None)

@@ -31,8 +31,10 @@ from channels.db import database_sync_to_async
 from channels.exceptions import ChannelFull
 from channels.layers import DEFAULT_CHANNEL_LAYER, channel_layers, get_channel_layer
 from django.conf import settings
+from redis.exceptions import RedisError
 
 from chatbot import handoff
+from chatbot.models import Channel
 from chatbot.services import answer_message
 
 logger = logging.getLogger(__name__)
@@ -185,6 +187,8 @@ async def dispatch(message_id: int, **extra) -> None:
     except ChannelFull:
         logger.error("the agent channel is full (is `runworker agent` running?); message %s waits for the sweeper",
                      message_id)
+    except (RedisError, OSError) as exc:  # the message is stored; a 500 would only make the platform redeliver it
+        logger.error("the channel layer is unreachable (%s); message %s waits for the sweeper", exc, message_id)
 
 
 def dispatch_sync(message_id: int, **extra) -> None:
@@ -211,6 +215,8 @@ async def _send_with_own_layer(event: dict) -> None:
 
 
 MAX_REDISPATCHES = 3
+# Channels whose unanswered messages the sweeper dispatches again (the web chat's parent is answered live).
+SWEPT_CHANNELS = (Channel.CHATWOOT, Channel.WHATSAPP)
 
 
 def sweep_stale_inbound(now=None) -> int:
@@ -227,7 +233,7 @@ def sweep_stale_inbound(now=None) -> int:
     from django.utils import timezone
 
     from chatbot.agent import memory
-    from chatbot.models import Channel, Conversation, Message, ReasoningStep
+    from chatbot.models import Conversation, Message, ReasoningStep
     from config.redis import get_redis
     from crm.external.tasks import record_failure
     from crm.models import FailedTask
@@ -240,7 +246,7 @@ def sweep_stale_inbound(now=None) -> int:
     staff_era = Message.objects.filter(conversation=OuterRef("conversation"), role=Message.Role.SYSTEM,
                                        created_at__gte=OuterRef("created_at")).filter(
         Q(payload__has_key="handoff") | Q(payload__has_key="resumed"))
-    stale = (Message.objects.filter(role=Message.Role.USER, channel__in=[Channel.CHATWOOT, Channel.WHATSAPP],
+    stale = (Message.objects.filter(role=Message.Role.USER, channel__in=SWEPT_CHANNELS,
                                     conversation__status=Conversation.Status.ACTIVE, created_at__lt=cutoff,
                                     created_at__gte=now - dt.timedelta(days=1))
              .filter(Q(processed_at__isnull=True) | Q(processed_at__lt=cutoff) & ~Exists(answered))

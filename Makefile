@@ -5,6 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Where a browser reaches the site (printed by seed_demo and run): 0.0.0.0 listens everywhere, 127.0.0.1 opens it.
+BASE_URL ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
 .PHONY: run test install migrate seed lint worker celery beat clean
@@ -22,13 +24,13 @@ migrate: install
 	@$(PY) manage.py migrate --no-input -v 0
 
 seed: migrate
-	@$(PY) manage.py seed_demo
+	@$(PY) manage.py seed_demo --base-url $(BASE_URL)
 
 run: seed
 	@$(PY) manage.py collectstatic --no-input -v 0
 	@echo ""
-	@echo "  Demo school page:  http://$(HOST):$(PORT)/"
-	@echo "  Staff console:     http://$(HOST):$(PORT)/admin/"
+	@echo "  Demo school page:  $(BASE_URL)/"
+	@echo "  Staff console:     $(BASE_URL)/admin/"
 	@echo ""
 	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
 

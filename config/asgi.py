@@ -11,15 +11,15 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from chatbot.channels.web import ChatOriginValidator  # noqa: E402
 from chatbot.channels.worker import AGENT_CHANNEL, AgentWorker  # noqa: E402
 from chatbot.routing import websocket_urlpatterns  # noqa: E402
 
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": ChatOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
         # `manage.py runworker agent`: agent turns for webhook channels (chatbot/channels/worker.py).
         "channel": ChannelNameRouter({AGENT_CHANNEL: AgentWorker.as_asgi()}),
     }

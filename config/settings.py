@@ -124,6 +124,9 @@ CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=not REDI
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
+# A task taken by a worker that died comes back after this long (Redis broker). It must stay above the
+# longest retry countdown (600 s) plus the task time limit, or delayed retries would be delivered twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT_SECONDS", default=900)}
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_TIME_LIMIT = 120
 CELERY_TASK_SOFT_TIME_LIMIT = 100
@@ -145,6 +148,8 @@ ACTIVE_CONTEXT_TTL_SECONDS = env.int("ACTIVE_CONTEXT_TTL_SECONDS", default=3600)
 SESSION_LOCK_TTL_SECONDS = env.int("SESSION_LOCK_TTL_SECONDS", default=120)
 CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=2000)
 CHAT_RATE_LIMIT_PER_MINUTE = env.int("CHAT_RATE_LIMIT_PER_MINUTE", default=10)
+# Websites that may embed the chat widget (exact origins, e.g. https://www.school.sg), besides ALLOWED_HOSTS.
+CHAT_ALLOWED_ORIGINS = env.list("CHAT_ALLOWED_ORIGINS", default=[])
 # A burst of fragments typed within this window is answered with one reply.
 CHAT_BURST_WINDOW_SECONDS = env.float("CHAT_BURST_WINDOW_SECONDS", default=0.8)
 

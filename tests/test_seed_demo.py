@@ -1,8 +1,12 @@
 """seed_demo: idempotent, the demo users and groups, and the DEBUG guard on the demo password."""
 
 import io
+import os
+import shutil
+import subprocess
 
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
@@ -123,6 +127,36 @@ def test_users_and_groups():
     assert f"username: admin       password: {DEFAULT_PASSWORD}" in output
     assert "http://127.0.0.1:8000/chat/tampines/" in output
     assert "http://127.0.0.1:8000/chat/riverside/" in output
+
+
+@pytest.mark.django_db
+def test_the_printed_links_use_the_base_url():
+    output = seed("--base-url", "http://localhost:9000/")
+    assert "Staff console: http://localhost:9000/admin/" in output
+    assert "http://localhost:9000/chat/tampines/" in output and "http://localhost:9000/chat/riverside/" in output
+    assert ":8000" not in output
+    for wrong in ("localhost:9000", "ftp://localhost:9000", "http://localhost:port", "http://"):
+        with pytest.raises(CommandError, match="is not a URL like"):
+            seed("--base-url", wrong)
+
+
+MAKE = shutil.which("make")
+
+
+@pytest.mark.skipif(MAKE is None, reason="make is not installed")
+@pytest.mark.parametrize(("variables", "url"), [((), "http://127.0.0.1:8000"),
+                                                (("PORT=9000",), "http://127.0.0.1:9000"),
+                                                (("HOST=0.0.0.0", "PORT=9000"), "http://127.0.0.1:9000"),
+                                                (("HOST=localhost",), "http://localhost:8000")])
+def test_make_run_passes_its_host_and_port(variables, url):
+    """`make run PORT=9000` seeds (and prints) with the address it serves on: a dry run of the Makefile."""
+    # Without what a calling make or the shell would pass down (`make test PORT=9000`, PORT in the environment).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "HOST", "PORT",
+                                                            "BASE_URL")}
+    dry_run = subprocess.run([MAKE, "-n", "run", *variables], cwd=settings.BASE_DIR, env=env,  # noqa: S603
+                             capture_output=True, text=True, check=True).stdout
+    assert f"manage.py seed_demo --base-url {url}\n" in dry_run
+    assert f"Staff console:     {url}/admin/" in dry_run
 
 
 @pytest.mark.django_db

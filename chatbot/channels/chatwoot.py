@@ -8,12 +8,15 @@ Chatwoot gets its 200 well inside its 5 s timeout.
 Out: the observer queues Celery tasks (chatbot.tasks) that POST the reply as the
 bot (`api_access_token` = CHATWOOT_API_TOKEN), toggle the conversation to `open`
 on handoff, and write the persistent context back to the contact's custom
-attributes (CHATWOOT_USER_TOKEN: contact endpoints refuse bot tokens).
+attributes (CHATWOOT_USER_TOKEN: contact endpoints refuse bot tokens). While a
+turn runs it shows "typing" to the parent (`toggle_typing_status`), best effort.
 
 Our Conversation.external_id is "<account id>:<conversation display id>"
 (display ids are per account).
 """
 
+import asyncio
+import functools
 import hashlib
 import hmac
 import logging
@@ -43,6 +46,7 @@ logger = logging.getLogger(__name__)
 SYSTEM = "chatwoot"
 MAX_SELECT_TEXT = 1000  # longer replies go out as text, then the options with a short prompt
 BOT_STATUS = "pending"  # the only Chatwoot status in which the bot may talk
+TYPING_TIMEOUT_SECONDS = 3.0  # a typing indicator that cannot be shown quickly is not worth waiting for
 # Persistent-context fields a person may correct in Chatwoot: Chatwoot's value wins at session start.
 # The rest (tour, callback, Pipedrive ids) are written by our booking flow: ours wins.
 CHATWOOT_WINS = ("parent_preferred_name", "parent_preferred_phone", "parent_preferred_email", "child_name",
@@ -110,6 +114,10 @@ class ChatwootClient:
         data = call(self.bot, SYSTEM, "POST", f"{self._conversation(account, conversation)}/toggle_status",
                     json={"status": status}).json()
         return str((data.get("payload") or {}).get("current_status") or "")
+
+    def toggle_typing(self, account: str, conversation: str, active: bool) -> None:
+        call(self.bot, SYSTEM, "POST", f"{self._conversation(account, conversation)}/toggle_typing_status",
+             json={"typing_status": "on" if active else "off"})
 
     def list_messages(self, account: str, conversation: str) -> list[dict]:
         data = call(self.user, SYSTEM, "GET", f"{self._conversation(account, conversation)}/messages").json()
@@ -191,7 +199,48 @@ def _queue(task, *args) -> None:
         logger.exception("could not queue %s%s", task.name, args)
 
 
+def _toggle_typing(external: str, active: bool) -> None:
+    """Best effort: the indicator is cosmetic, so a failure is logged and the turn goes on."""
+    try:
+        account, conversation = split_external_id(external)
+        with ChatwootClient(timeout=TYPING_TIMEOUT_SECONDS) as client:
+            client.toggle_typing(account, conversation, active)
+    except Exception as exc:
+        logger.warning("could not turn the typing indicator %s in Chatwoot conversation %s (%s: %s)",
+                       "on" if active else "off", external, type(exc).__name__, exc)
+
+
+# The last typing toggle per conversation: "off" waits for the "on" before it, so it can never overtake it
+# and leave the parent looking at a bot that types forever.
+_typing: dict[int, asyncio.Task] = {}
+
+
+def _forget_typing(conversation_pk: int, task: asyncio.Task) -> None:
+    if _typing.get(conversation_pk) is task:
+        del _typing[conversation_pk]
+
+
+async def _send_typing(previous: asyncio.Task | None, external: str, active: bool) -> None:
+    if previous is not None:
+        await asyncio.wait([previous])
+    await asyncio.to_thread(_toggle_typing, external, active)
+
+
 class ChatwootObserver(TurnObserver):
+    async def typing(self, conversation: Conversation, active: bool) -> None:
+        """Toggle Chatwoot's typing indicator in the background: the turn never waits for Chatwoot.
+
+        Not a message, so not through the send ledger: a lost toggle is harmless, a repeated one too.
+        """
+        if not configured() or not conversation.external_id:
+            return
+        previous = _typing.get(conversation.pk)
+        if previous is not None and (previous.done() or previous.get_loop() is not asyncio.get_running_loop()):
+            previous = None
+        task = asyncio.create_task(_send_typing(previous, conversation.external_id, active))
+        _typing[conversation.pk] = task
+        task.add_done_callback(functools.partial(_forget_typing, conversation.pk))
+
     async def reply(self, conversation: Conversation, message: Message) -> None:
         from chatbot.tasks import deliver_chatwoot_message
 

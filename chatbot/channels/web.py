@@ -4,19 +4,27 @@ Protocol v1 (see README "Web chat protocol"). Every socket of a conversation
 (tabs, reconnects) joins the group `chat_<conversation id>`; the observer sends
 typing, reasoning steps, queued notices and replies to that group, so whichever
 process runs the turn, every open socket sees it.
+
+`ChatOriginValidator` guards the handshake: pages on ALLOWED_HOSTS, plus the
+schools' own websites listed in CHAT_ALLOWED_ORIGINS (exact origins).
 """
 
 import asyncio
 import json
+import logging
+import re
 import secrets
 import time
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
+from channels.security.websocket import AllowedHostsOriginValidator
 from django.conf import settings
 from django.core import signing
+from django.core.exceptions import ImproperlyConfigured
+from redis.exceptions import RedisError
 
 from bookings.models import School
 from chatbot import selectors
@@ -26,9 +34,13 @@ from chatbot.services import answer_or_queue, current_conversation, receive
 from config.redis import get_async_redis
 from crm.services import find_or_create_contact
 
+logger = logging.getLogger(__name__)
+
 PROTOCOL_VERSION = 1
 VISITOR_SALT = "chatbot.web-visitor"
 CLOSE_UNKNOWN_SCHOOL = 4404
+DEFAULT_PORTS = {"http": 80, "https": 443}
+HOSTNAME = re.compile(r"[a-z0-9.:-]+")  # what urlsplit leaves of a DNS name (punycode), an IPv4 or IPv6 address
 
 
 def group_name(conversation_id: int) -> str:
@@ -61,6 +73,61 @@ class WebObserver(TurnObserver):
 register_observer(Channel.WEB, WebObserver())
 
 
+# --- who may open the socket ------------------------------------------------------------
+def origin_key(value: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an origin such as "https://www.school.sg"; None for anything else ("null", paths)."""
+    try:
+        parts = urlsplit(value.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if (scheme not in DEFAULT_PORTS or not HOSTNAME.fullmatch(parts.hostname or "") or parts.path not in ("", "/")
+            or parts.query or parts.fragment or parts.username is not None):
+        return None
+    return scheme, parts.hostname, port or DEFAULT_PORTS[scheme]
+
+
+def embedding_origins() -> frozenset[tuple[str, str, int]]:
+    """CHAT_ALLOWED_ORIGINS, parsed. No wildcards: each school website is listed with its scheme and host."""
+    keys = set()
+    for value in settings.CHAT_ALLOWED_ORIGINS:
+        key = origin_key(value)
+        if key is None:
+            raise ImproperlyConfigured(f"CHAT_ALLOWED_ORIGINS: {value!r} is not an origin like https://www.school.sg "
+                                       "(scheme and host, optional port; no path, no wildcard)")
+        keys.add(key)
+    return frozenset(keys)
+
+
+def _header(scope: dict, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key == name:
+            return value.decode("latin1")
+    return None
+
+
+class ChatOriginValidator:
+    """Websocket handshakes from ALLOWED_HOSTS pages (as channels checks them), or from an exact
+    CHAT_ALLOWED_ORIGINS origin; everything else, a missing Origin included, is refused (HTTP 403).
+
+    The browser's Origin is the only thing that stops another site from opening a parent's chat in the
+    background, so embedding origins are compared exactly: scheme, host and port.
+    """
+
+    def __init__(self, application) -> None:
+        self.application = application
+        self.allowed_hosts = AllowedHostsOriginValidator(application)
+        embedding_origins()  # a malformed CHAT_ALLOWED_ORIGINS stops the server at start, not each handshake
+
+    async def __call__(self, scope: dict, receive, send) -> None:
+        origin = _header(scope, b"origin")
+        if origin is not None and origin_key(origin) in embedding_origins():
+            return await self.application(scope, receive, send)
+        return await self.allowed_hosts(scope, receive, send)
+
+
+# --- the consumer -------------------------------------------------------------------------
 def _visitor_identity(school: School, token: str | None) -> tuple[str, str, bool]:
     """(visitor id, signed token, is_new). A missing or tampered token starts a new visitor."""
     if token:
@@ -169,12 +236,17 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             await answer_or_queue(received)
 
     async def _within_rate_limit(self) -> bool:
+        """Per-contact messages per minute; with Redis unreachable the message goes through (never lost)."""
         window = int(time.time() // 60)
         key = f"ratelimit:web:{self.school.pk}:{self.contact.pk}:{window}"
         client = get_async_redis()
-        count = await client.incr(key)
-        if count == 1:
-            await client.expire(key, 120)
+        try:
+            count = await client.incr(key)
+            if count == 1:
+                await client.expire(key, 120)
+        except RedisError as exc:
+            logger.warning("rate limit not checked, Redis unreachable: %s", exc)
+            return True
         return count <= settings.CHAT_RATE_LIMIT_PER_MINUTE
 
     async def _error(self, code: str, text: str, client_id: str = "") -> None:

@@ -11,8 +11,10 @@
  *   data-color        accent colour, e.g. "#0f766e" (optional)
  *   data-css          stylesheet URL (default: widget.css beside this script)
  *
- * The websocket URL and the stylesheet URL are derived from this script's own src,
- * so the widget works on any page that includes it. No dependencies, no build step.
+ * The websocket URL, the stylesheet URL and the "add to calendar" links are derived from this
+ * script's own src, never from the page, so the widget works on any page that includes it: on
+ * another site the chat still talks to the concierge (which must list that site's origin in
+ * CHAT_ALLOWED_ORIGINS). No dependencies, no build step.
  * Everything the parent or the model wrote is rendered with textContent, never as HTML.
  * Elements with a data-stc-open attribute open the chat when clicked.
  */

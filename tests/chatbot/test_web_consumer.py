@@ -14,11 +14,12 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.core import signing
+from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, Usage
 
-from chatbot.channels.web import CLOSE_UNKNOWN_SCHOOL, VISITOR_SALT
+from chatbot.channels.web import CLOSE_UNKNOWN_SCHOOL, VISITOR_SALT, ChatOriginValidator
 from chatbot.models import Conversation, Message
 from config.asgi import application
 from crm.models import Contact
@@ -27,7 +28,8 @@ from tests.factories import SchoolFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
-ORIGIN = (b"origin", b"http://127.0.0.1:8000")
+ORIGIN = "http://127.0.0.1:8000"
+SCHOOL_SITE = "https://www.tampines-school.sg"
 TIMEOUT = 10
 
 
@@ -46,9 +48,11 @@ async def school():
     return await database_sync_to_async(SchoolFactory)()
 
 
-def communicator(slug: str, token: str | None = None, origin: tuple = ORIGIN) -> WebsocketCommunicator:
+def communicator(slug: str, token: str | None = None, origin: str | None = ORIGIN) -> WebsocketCommunicator:
+    """A browser on `origin` (None: a client that sends no Origin) opening the chat served on 127.0.0.1:8000."""
     path = f"/ws/chat/{slug}/" + (f"?visitor={token}" if token else "")
-    return WebsocketCommunicator(application, path, headers=[origin, (b"host", b"127.0.0.1:8000")])
+    headers = [(b"host", b"127.0.0.1:8000")] + ([(b"origin", origin.encode())] if origin is not None else [])
+    return WebsocketCommunicator(application, path, headers=headers)
 
 
 async def open_chat(slug: str, token: str | None = None) -> tuple[WebsocketCommunicator, dict]:
@@ -174,10 +178,58 @@ async def test_unknown_or_inactive_school_closes_the_socket():
 
 
 async def test_bad_origin_is_rejected(school):
-    comm = communicator(school.slug, origin=(b"origin", b"https://evil.example"))
+    comm = communicator(school.slug, origin="https://evil.example")
     connected, _ = await comm.connect(timeout=TIMEOUT)
     assert connected is False
     await comm.disconnect()
+
+
+# --- embedding on a school's own website (CHAT_ALLOWED_ORIGINS) ----------------------------
+
+
+async def connects(slug: str, origin: str | None) -> bool:
+    comm = communicator(slug, origin=origin)
+    connected, _ = await comm.connect(timeout=TIMEOUT)
+    if connected:
+        assert (await comm.receive_json_from(timeout=TIMEOUT))["type"] == "session"
+    await comm.disconnect()
+    return connected
+
+
+async def test_a_listed_school_website_can_open_the_chat(school):
+    assert await connects(school.slug, SCHOOL_SITE) is False, "not listed: refused, as before"
+    with override_settings(CHAT_ALLOWED_ORIGINS=[SCHOOL_SITE, "http://localhost:3000"]):
+        assert await connects(school.slug, SCHOOL_SITE) is True
+        assert await connects(school.slug, "http://localhost:3000") is True
+        assert await connects(school.slug, ORIGIN) is True, "pages on ALLOWED_HOSTS still can"
+
+
+@pytest.mark.parametrize("origin", [
+    "http://www.tampines-school.sg",  # another scheme
+    "https://www.tampines-school.sg:8443",  # another port
+    "https://tampines-school.sg",  # the parent domain
+    "https://evil.www.tampines-school.sg",  # a subdomain
+    "https://www.tampines-school.sg.evil.example",  # a suffix
+    "null",  # sandboxed iframes, file:// pages
+    "",
+    None,  # no Origin at all
+])
+async def test_embedding_origins_match_exactly_and_a_missing_origin_is_refused(school, origin):
+    with override_settings(CHAT_ALLOWED_ORIGINS=[SCHOOL_SITE]):
+        assert await connects(school.slug, origin) is False
+
+
+async def test_a_default_port_written_out_is_the_same_origin(school):
+    with override_settings(CHAT_ALLOWED_ORIGINS=["HTTPS://WWW.Tampines-School.sg:443"]):
+        assert await connects(school.slug, SCHOOL_SITE) is True
+
+
+@pytest.mark.parametrize("value", ["*", "www.tampines-school.sg", "https://www.tampines-school.sg/chat",
+                                   "https://*.tampines-school.sg", "ftp://files.tampines-school.sg"])
+def test_anything_but_an_exact_origin_in_the_setting_stops_the_server(value):
+    with (override_settings(CHAT_ALLOWED_ORIGINS=[SCHOOL_SITE, value]),
+          pytest.raises(ImproperlyConfigured, match="CHAT_ALLOWED_ORIGINS")):
+        ChatOriginValidator(application)
 
 
 # --- messages ------------------------------------------------------------------------

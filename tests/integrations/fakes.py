@@ -3,7 +3,10 @@
 Each fake records every request (method, path, headers, JSON body) and answers
 the way the real service does for the calls we make (shapes from
 docs/integrations.md). Faults are scripted: `fail_next` answers the next matching
-requests with an error status, `down` answers everything with 503.
+requests with an error status, `down` answers everything with 503, `slow_next`
+holds the next matching requests before answering. The shared server handles one
+request at a time, so a held request holds the ones behind it too, as an
+overloaded service would; `start_server(threaded=True)` answers them side by side.
 """
 
 import itertools
@@ -29,9 +32,9 @@ class RawHeadersHandler(WSGIRequestHandler):
         return environ
 
 
-def start_server() -> HTTPServer:
+def start_server(*, threaded: bool = False) -> HTTPServer:
     """An HTTP server on 127.0.0.1 (random port) that records every header as sent."""
-    server = HTTPServer(host="127.0.0.1", port=0)
+    server = HTTPServer(host="127.0.0.1", port=0, threaded=threaded)
     original = httpserver_module.make_server
     httpserver_module.make_server = lambda *a, **kw: make_server(*a, request_handler=RawHeadersHandler, **kw)
     try:
@@ -60,6 +63,7 @@ class Fake:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
         self.fail_next: list[tuple[str, str, int]] = []  # (method, path regex, status)
+        self.slow_next: list[tuple[str, str, float]] = []  # (method, path regex, seconds before answering)
         self.down = False
         self.lock = threading.Lock()
 
@@ -75,6 +79,13 @@ class Fake:
         path = request.path[len(self.prefix):]
         body = request.get_json(silent=True)
         request.raw_headers = Headers(request.environ.get("test.raw_headers") or list(request.headers.items()))
+        with self.lock:
+            hold = next((entry for entry in self.slow_next
+                         if entry[0] == request.method and re.fullmatch(entry[1], path)), None)
+            if hold is not None:
+                self.slow_next.remove(hold)
+        if hold is not None:
+            time.sleep(hold[2])
         with self.lock:
             self.requests.append(Recorded(request.method, path, request.raw_headers, body, request.args.to_dict()))
             if self.down:
@@ -123,6 +134,12 @@ class FakeChatwoot(Fake):
             if method == "GET" and action is None:
                 return _json({"id": int(conversation), "status": self.status.get(conversation, "pending"),
                               "inbox_id": 3, "meta": {}})
+            if method == "POST" and action == "/toggle_typing_status":
+                if token not in (self.bot_token, self.user_token):
+                    return _json({"error": "Invalid Access Token"}, 401)
+                if (body or {}).get("typing_status") not in ("on", "off"):
+                    return _json({"error": "typing_status must be on or off"}, 422)
+                return Response(status=200)  # Chatwoot answers `head :ok`: no body
             if method == "POST" and action == "/toggle_status":
                 self.status[conversation] = body["status"]
                 return _json({"meta": {}, "payload": {"success": None, "conversation_id": int(conversation),
@@ -140,6 +157,9 @@ class FakeChatwoot(Fake):
 
     def posts(self) -> list[Recorded]:
         return self.calls("POST", r"/api/v1/accounts/\d+/conversations/\d+/messages")
+
+    def typing(self) -> list[Recorded]:
+        return self.calls("POST", r"/api/v1/accounts/\d+/conversations/\d+/toggle_typing_status")
 
 
 class FakeWhatsApp(Fake):

@@ -11,10 +11,12 @@ from crm.models import Contact, ExternalCall, FailedTask
 from tests.factories import SchoolFactory
 from tests.integrations import payloads as p
 from tests.integrations.conftest import SECRET
+from tests.integrations.fakes import FakeChatwoot, start_server
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 MESSAGES = r"/api/v1/accounts/1/conversations/123/messages"
+TYPING = "/api/v1/accounts/1/conversations/123/toggle_typing_status"
 
 
 @pytest.fixture
@@ -58,6 +60,76 @@ def test_an_incoming_message_is_stored_and_answered_through_the_api(client, scho
     [reply] = replies()
     assert reply.delivered_at is not None
     assert reply.channel_message_id == str(chatwoot.posted[0]["id"])
+
+
+# --- the typing indicator --------------------------------------------------------------------------
+def typing_toggles(chatwoot, count: int, timeout: float = 10.0) -> list:
+    """The toggles Chatwoot got, once `count` have arrived (they are sent in the background)."""
+    deadline = time.monotonic() + timeout
+    while len(chatwoot.typing()) < count:
+        assert time.monotonic() < deadline, f"only {chatwoot.typing()} arrived"
+        time.sleep(0.05)
+    return chatwoot.typing()
+
+
+def test_the_parent_sees_typing_while_the_agent_works(client, school, chatwoot, echo_model, turns):
+    echo_model.delay = 1.0
+    post(client, p.message_created("Do you have tours on Friday?", message_id=9051))
+    [on] = typing_toggles(chatwoot, 1)
+    assert not chatwoot.posts(), "typing shows while the agent is still working, before the reply"
+    assert (on.path, on.headers["api_access_token"], on.headers["Content-Type"], on.json) == (
+        TYPING, "bot-token", "application/json", {"typing_status": "on"})
+    turns.settle()
+    on, off = typing_toggles(chatwoot, 2)
+    assert (off.path, off.headers["api_access_token"], off.json) == (TYPING, "bot-token", {"typing_status": "off"})
+    [reply] = replies()
+    assert [c["content"] for c in chatwoot.posted] == [reply.text]
+    assert list(ExternalCall.objects.values_list("key", flat=True)) == [f"chatwoot:message:{reply.pk}:0"], \
+        "a typing toggle is not a message: nothing in the send ledger"
+
+
+def test_a_failing_typing_indicator_never_fails_the_turn(client, school, chatwoot, echo_model, turns, caplog):
+    chatwoot.fail_next = [("POST", TYPING, 500), ("POST", TYPING, 401)]
+    post(client, p.message_created("hello"))
+    turns.settle()
+    typing_toggles(chatwoot, 2)
+    [reply] = replies()
+    assert reply.delivered_at is not None and [c["content"] for c in chatwoot.posted] == ["Answered: hello"]
+    assert "typing indicator on in Chatwoot" in caplog.text and "typing indicator off in" in caplog.text
+    assert not FailedTask.objects.exists(), "nothing retried, nothing dead-lettered"
+
+
+def test_a_hanging_typing_call_does_not_hold_the_reply(client, school, chatwoot, echo_model, turns, caplog):
+    chatwoot.slow_next = [("POST", TYPING, 5.0)]  # longer than the typing call waits
+    post(client, p.message_created("hello"))
+    turns.settle(timeout=40)
+    inbound = Message.objects.get(role="user")
+    [reply] = replies()
+    assert (reply.created_at - inbound.created_at).total_seconds() < 2.5, "the turn did not wait for Chatwoot"
+    assert reply.delivered_at is not None
+    typing_toggles(chatwoot, 2, timeout=20)
+    assert "typing indicator on in Chatwoot" in caplog.text and "ReadTimeout" in caplog.text
+
+
+@pytest.fixture
+def chatwoot_side_by_side(settings):
+    """The fake Chatwoot on a server that answers requests concurrently, so a late request can overtake."""
+    server = start_server(threaded=True)
+    fake = FakeChatwoot().install(server)
+    settings.CHATWOOT_URL, settings.CHATWOOT_API_TOKEN = server.url_for("/chatwoot"), fake.bot_token
+    settings.CHATWOOT_USER_TOKEN, settings.CHATWOOT_WEBHOOK_SECRET = fake.user_token, SECRET
+    yield fake
+    server.clear()
+    server.stop()
+
+
+def test_typing_off_never_overtakes_a_slow_typing_on(client, school, chatwoot_side_by_side, echo_model, turns):
+    chatwoot = chatwoot_side_by_side
+    chatwoot.slow_next = [("POST", TYPING, 1.5)]  # the "on" is slow (within the typing timeout); the turn is not
+    post(client, p.message_created("hello"))
+    turns.settle()
+    toggles = typing_toggles(chatwoot, 2)
+    assert [t.json["typing_status"] for t in toggles] == ["on", "off"], "the parent would see typing forever"
 
 
 # --- authentication and malformed input -------------------------------------------------------

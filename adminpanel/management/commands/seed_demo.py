@@ -4,10 +4,14 @@ Idempotent: a second run finds everything in place and changes nothing. Schools
 and FAQ entries are only created when missing, so what staff edit in the console
 survives `make run` (which seeds on every start); example bookings and callbacks
 are only made for a school that has none yet.
+
+The summary's URLs use `--base-url` (`make run` passes its HOST and PORT).
 """
 
+import argparse
 import datetime as dt
 import os
+from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.conf import settings
@@ -24,7 +28,7 @@ from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking
 from chatbot.models import FaqEntry
 from crm.services import find_or_create_contact
 
-BASE_URL = "http://127.0.0.1:8000"
+BASE_URL = "http://127.0.0.1:8000"  # what `manage.py runserver` and `make run` serve by default
 DEFAULT_PASSWORD = "concierge-demo"  # noqa: S105 - the documented demo password, refused when DEBUG is off
 HOLIDAY_HORIZON_DAYS = 60
 ALL = ("add", "change", "delete", "view")
@@ -56,8 +60,12 @@ class Command(BaseCommand):
             "--reset-password", action="store_true",
             help="Set the demo users' password even if the users already exist.",
         )
+        parser.add_argument(
+            "--base-url", type=base_url, default=BASE_URL,
+            help=f"Where the site is served, for the printed links (default {BASE_URL}).",
+        )
 
-    def handle(self, *args, reset_password: bool = False, **options):
+    def handle(self, *args, reset_password: bool = False, base_url: str = BASE_URL, **options):
         password = demo_password()
         with transaction.atomic():
             schools = [self.seed_school(spec) for spec in demo_content.SCHOOLS]
@@ -66,7 +74,7 @@ class Command(BaseCommand):
             users = self.seed_users(password, groups, reset_password)
             for school, spec in zip(schools, demo_content.SCHOOLS, strict=True):
                 self.seed_examples(school, spec)
-        self.print_summary(schools, users, password)
+        self.print_summary(schools, users, password, base_url)
 
     # --- schools -----------------------------------------------------------------
 
@@ -204,9 +212,9 @@ class Command(BaseCommand):
     def progress(self, line: str) -> None:
         self.stdout.write(line)
 
-    def print_summary(self, schools: list[School], users: dict[str, bool], password: str) -> None:
+    def print_summary(self, schools: list[School], users: dict[str, bool], password: str, base: str) -> None:
         shown = password if settings.DEBUG else "(the value of DEMO_ADMIN_PASSWORD)"
-        lines = ["", "Demo ready.", f"  Staff console: {BASE_URL}{reverse('admin:index')}"]
+        lines = ["", "Demo ready.", f"  Staff console: {base}{reverse('admin:index')}"]
         for username, group_name, _ in DEMO_USERS:
             role = group_name or "superuser"
             if users[username]:
@@ -215,8 +223,20 @@ class Command(BaseCommand):
                 lines.append(f"  {role:<11} username: {username:<11} password: unchanged "
                              "(existing user; --reset-password sets the demo password)")
         for school in schools:
-            lines.append(f"  Chat, {school.name}: {BASE_URL}{reverse('chatbot:chat', args=[school.slug])}")
+            lines.append(f"  Chat, {school.name}: {base}{reverse('chatbot:chat', args=[school.slug])}")
         self.stdout.write(self.style.SUCCESS("\n".join(lines)))
+
+
+def base_url(value: str) -> str:
+    """An http(s) URL with a host, without the trailing slash (the printed paths start with one)."""
+    try:
+        parts = urlsplit(value)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+    except ValueError:  # a port that is not a number, or out of range
+        valid = False
+    if not valid:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a URL like http://127.0.0.1:8000")
+    return value.rstrip("/")
 
 
 def demo_password() -> str:

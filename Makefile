@@ -9,7 +9,7 @@ PORT ?= 8000
 BASE_URL ?= http://$(if $(filter 0.0.0.0,$(HOST)),127.0.0.1,$(HOST)):$(PORT)
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test install migrate seed lint worker celery beat clean
+.PHONY: run test install migrate seed lint bench evaluate worker celery beat clean
 
 $(STAMP): requirements/base.txt requirements/dev.txt requirements/constraints.txt
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,13 @@ run: seed
 
 test: install
 	$(VENV)/bin/pytest
+
+# The proof commands (docs/benchmarks.md, docs/evaluation.md), on whatever DATABASE_URL / REDIS_URL are set.
+bench: migrate
+	$(PY) manage.py bench $(ARGS)
+
+evaluate: migrate
+	$(PY) manage.py evaluate $(ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check .

@@ -110,6 +110,7 @@ def run(ctx: Context) -> Result:
                 close_old_connections()
                 connection.close()
 
+        connection.close()  # this thread's connection goes back to the pool for a racer: 100 threads fit 100
         workers = [threading.Thread(target=attempt, args=(i,), name=f"bench-race-{i}") for i in range(threads)]
         wall_start = time.perf_counter()
         for worker in workers:

@@ -20,6 +20,7 @@ from django.utils import timezone
 from redis.exceptions import LockError, RedisError
 
 from bookings.models import School
+from chatbot import handoff
 from chatbot.agent import memory
 from chatbot.agent.loop import run_turn
 from chatbot.channels.base import observer_for
@@ -242,14 +243,14 @@ async def _answer(conversation: Conversation, batch: list[Message]) -> Message:
 
 
 async def _apologise(conversation: Conversation) -> None:
-    """Tell a parent whose messages could not be answered, on channels where nothing retries by itself.
+    """Tell a parent whose messages could not be answered just now, where staff do not take over.
 
     Webhook channels stay silent here: the sweeper answers the given-back messages
     later, and hands the conversation to staff (telling the parent) if it cannot.
+    On the web chat the sweeper answers them later too, but the parent is waiting
+    at the screen and is told at once.
     """
-    from chatbot.channels.worker import SWEPT_CHANNELS
-
-    if conversation.channel in SWEPT_CHANNELS:
+    if conversation.channel in handoff.STAFF_CHANNELS:
         return
     try:
         notice = await database_sync_to_async(Message.objects.create)(

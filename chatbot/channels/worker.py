@@ -215,8 +215,9 @@ async def _send_with_own_layer(event: dict) -> None:
 
 
 MAX_REDISPATCHES = 3
-# Channels whose unanswered messages the sweeper dispatches again (the web chat's parent is answered live).
-SWEPT_CHANNELS = (Channel.CHATWOOT, Channel.WHATSAPP)
+# Channels whose unanswered messages the sweeper dispatches again: a web chat turn also dies with its
+# process (a deploy, a crash), and its reply reaches the parent's socket through the channel layer.
+SWEPT_CHANNELS = (Channel.CHATWOOT, Channel.WHATSAPP, Channel.WEB)
 
 
 def sweep_stale_inbound(now=None) -> int:
@@ -265,11 +266,17 @@ def sweep_stale_inbound(now=None) -> int:
         attempts = redis.incr(counter)
         redis.expire(counter, 86400)
         if attempts > MAX_REDISPATCHES:
-            if handoff.hand_off(first.conversation, "the concierge could not answer a message", notify_parent=True):
-                record_failure("chatbot.tasks.redispatch_stale_inbound", "", [first.pk], {},
-                               FailedTask.Reason.EXHAUSTED,
-                               RuntimeError(f"message {first.pk} was dispatched {MAX_REDISPATCHES} times and never "
-                                            "answered; handed to staff"))
+            if first.conversation.channel not in handoff.STAFF_CHANNELS:
+                # No staff inbox behind the web chat: the failed task in the admin is where staff see it.
+                Message.objects.filter(pk__in=[m.pk for m in messages]).update(processed_at=now)
+                outcome = "left for staff in Failed tasks"
+            elif handoff.hand_off(first.conversation, "the concierge could not answer a message", notify_parent=True):
+                outcome = "handed to staff"
+            else:
+                continue
+            record_failure("chatbot.tasks.redispatch_stale_inbound", "", [first.pk], {}, FailedTask.Reason.EXHAUSTED,
+                           RuntimeError(f"message {first.pk} was dispatched {MAX_REDISPATCHES} times and never "
+                                        f"answered; {outcome}"))
             continue
         Message.objects.filter(pk__in=[m.pk for m in messages]).update(processed_at=None)
         logger.warning("re-dispatching %d unanswered message(s) of contact %s", len(messages), contact_id)

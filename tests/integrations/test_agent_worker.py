@@ -91,6 +91,28 @@ def test_a_message_that_never_gets_answered_goes_to_staff(chatwoot, echo_model, 
     assert "admissions team" in chatwoot.posted[0]["content"]
 
 
+def test_a_web_chat_turn_that_died_with_its_process_is_answered_by_the_sweeper(echo_model, turns):
+    """A deploy or crash kills daphne mid-turn: the message was taken, never answered, and the parent's socket
+    is gone. The sweeper runs the turn again; the reply is stored for the history the widget shows on return."""
+    message = _waiting_message(channel="web", processed_minutes_ago=2.5)
+    assert redispatch_stale_inbound.apply().get() == 1
+    turns.settle()
+    assert _answers(message) == ["Answered: Do you offer lunch?"]
+    assert redispatch_stale_inbound.apply().get() == 0, "answered: nothing left to sweep"
+
+
+def test_a_web_chat_message_that_never_gets_answered_is_left_for_staff(echo_model, turns, monkeypatch):
+    message = _waiting_message(channel="web")
+    monkeypatch.setattr(worker, "dispatch_sync", lambda *a, **k: None)  # every dispatch is lost
+    for _ in range(worker.MAX_REDISPATCHES):
+        assert redispatch_stale_inbound.apply().get() == 1
+    assert redispatch_stale_inbound.apply().get() == 0
+    assert redispatch_stale_inbound.apply().get() == 0, "not counted again"
+    assert Conversation.objects.get().status == Conversation.Status.ACTIVE, "no staff inbox to hand it to"
+    failed = FailedTask.objects.get()
+    assert failed.args == [message.pk] and "Failed tasks" in failed.error
+
+
 def agent_worker_idle() -> None:
     worker.runner.wait_idle(10)
 

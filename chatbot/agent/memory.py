@@ -13,8 +13,10 @@ survives Redis being unreachable (a restart, a failover): the signals read as
 warning. Only `session_lock` raises; `chatbot.services` decides what then.
 """
 
+import contextlib
 import json
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,29 +80,28 @@ class ActiveContext:
     @classmethod
     def load(cls, school_id: int, contact_id: int) -> "ActiveContext":
         """The stored task, or an empty one (also when Redis is unreachable: the turn goes on without it)."""
-        try:
+        raw = None
+        with _without_redis("reading the active context"):
             raw = get_redis().get(context_key(school_id, contact_id))
-        except RedisError as exc:
-            _unreachable("reading the active context", exc)
-            raw = None
         return cls._from_json(school_id, contact_id, raw)
 
     def save(self) -> None:
-        try:
+        with _without_redis("saving the active context"):
             get_redis().set(context_key(self.school_id, self.contact_id), self._to_json(),
                             ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
-        except RedisError as exc:
-            _unreachable("saving the active context", exc)
 
     def delete(self) -> None:
-        try:
+        with _without_redis("deleting the active context"):
             get_redis().delete(context_key(self.school_id, self.contact_id))
-        except RedisError as exc:
-            _unreachable("deleting the active context", exc)
 
 
-def _unreachable(doing: str, exc: RedisError) -> None:
-    logger.warning("Redis unreachable while %s (%s: %s); going on without it", doing, type(exc).__name__, exc)
+@contextlib.contextmanager
+def _without_redis(doing: str) -> Iterator[None]:
+    """Go on when Redis is unreachable: the block's Redis call is skipped (with a warning), not raised."""
+    try:
+        yield
+    except RedisError as exc:
+        logger.warning("Redis unreachable while %s (%s: %s); going on without it", doing, type(exc).__name__, exc)
 
 
 def session_lock(school_id: int, contact_id: int):
@@ -113,42 +114,34 @@ def session_lock(school_id: int, contact_id: int):
 async def enqueue(school_id: int, contact_id: int, message_id: int, text: str) -> None:
     """Note a message that arrived while a turn runs, and raise the flag the turn watches."""
     entry = json.dumps({"message_id": message_id, "message": text, "timestamp": timezone.now().isoformat()})
-    try:
+    # Unreachable Redis: the message is stored, and the running turn reads the database before answering.
+    with _without_redis(f"queueing message {message_id}"):
         async with get_async_redis().pipeline(transaction=True) as pipe:
             pipe.rpush(queue_key(school_id, contact_id), entry)
             pipe.expire(queue_key(school_id, contact_id), settings.ACTIVE_CONTEXT_TTL_SECONDS)
             pipe.set(flag_key(school_id, contact_id), "1", ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
             await pipe.execute()
-    except RedisError as exc:  # the message is stored: the running turn reads it from the database before answering
-        _unreachable(f"queueing message {message_id}", exc)
 
 
 async def has_new_messages(school_id: int, contact_id: int) -> bool:
-    try:
+    with _without_redis("checking for new messages"):
         return bool(await get_async_redis().exists(flag_key(school_id, contact_id)))
-    except RedisError as exc:
-        _unreachable("checking for new messages", exc)
-        return False
+    return False
 
 
 def drain_queue(school_id: int, contact_id: int) -> list[dict]:
     """Take (and clear) the queued entries and the flag, atomically ([] when Redis is unreachable)."""
-    try:
-        with get_redis().pipeline(transaction=True) as pipe:
-            pipe.lrange(queue_key(school_id, contact_id), 0, -1)
-            pipe.delete(queue_key(school_id, contact_id))
-            pipe.delete(flag_key(school_id, contact_id))
-            raw, _, _ = pipe.execute()
-    except RedisError as exc:
-        _unreachable("draining the message queue", exc)
-        return []
+    raw = []
+    with _without_redis("draining the message queue"), get_redis().pipeline(transaction=True) as pipe:
+        pipe.lrange(queue_key(school_id, contact_id), 0, -1)
+        pipe.delete(queue_key(school_id, contact_id))
+        pipe.delete(flag_key(school_id, contact_id))
+        raw, _, _ = pipe.execute()
     return [json.loads(item) for item in raw]
 
 
 def end_session(school_id: int, contact_id: int) -> None:
     """Forget the active state (the persistent context already holds what matters)."""
-    try:
+    with _without_redis("ending the session"):  # if skipped, it expires on its own (ACTIVE_CONTEXT_TTL_SECONDS)
         get_redis().delete(context_key(school_id, contact_id), queue_key(school_id, contact_id),
                            flag_key(school_id, contact_id))
-    except RedisError as exc:  # it expires on its own (ACTIVE_CONTEXT_TTL_SECONDS)
-        _unreachable("ending the session", exc)

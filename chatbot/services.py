@@ -105,14 +105,20 @@ async def answer_or_queue(received: Received) -> None:
         await _tell("the queued notice", observer_for(conversation.channel).queued(conversation, message))
 
 
+def _unanswered(contact_id: int):
+    """The contact's unanswered messages in bot-run conversations."""
+    return Message.objects.filter(conversation__contact_id=contact_id, role=Message.Role.USER,
+                                  processed_at__isnull=True, conversation__status=Conversation.Status.ACTIVE)
+
+
 def _pending(contact_id: int) -> list[Message]:
-    """The contact's unanswered messages in bot-run conversations, oldest first."""
-    return list(
-        Message.objects.select_related("conversation__school", "conversation__contact")
-        .filter(conversation__contact_id=contact_id, role=Message.Role.USER, processed_at__isnull=True,
-                conversation__status=Conversation.Status.ACTIVE)
-        .order_by("created_at", "id")
-    )
+    """The unanswered messages with what a turn needs, oldest first."""
+    return list(_unanswered(contact_id).select_related("conversation__school", "conversation__contact")
+                .order_by("created_at", "id"))
+
+
+def _has_pending(contact_id: int) -> bool:
+    return _unanswered(contact_id).exists()
 
 
 def _claim(messages: list[Message]) -> tuple[list[Message], dt.datetime]:
@@ -185,7 +191,7 @@ async def run_pending_turns(school_id: int, contact_id: int) -> bool:
                     return True  # another turn holds the contact now and answers what is left
         finally:
             await _release(lock)
-        if not await database_sync_to_async(_pending)(contact_id):
+        if not await database_sync_to_async(_has_pending)(contact_id):
             return True
 
 

@@ -53,7 +53,6 @@ def dashboard_view(request, site):
         "days": days,
         "schools": schools,
         "chosen": chosen,
-        "numbers": numbers,
         "totals": totals,
         "latency": numbers["latency"],
         "no_match": numbers["no_match"],

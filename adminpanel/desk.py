@@ -35,9 +35,13 @@ def _require(request, permission: str) -> None:
         raise PermissionDenied
 
 
+def _next(request) -> str:
+    return request.POST.get("next") or request.GET.get("next") or ""
+
+
 def _back(request) -> HttpResponseRedirect:
     """Back to where the action was started (the desk with its filters), never off the site."""
-    target = request.POST.get("next") or request.GET.get("next") or ""
+    target = _next(request)
     if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()},
                                            require_https=request.is_secure()):
         target = reverse("admin:desk")
@@ -109,6 +113,14 @@ def tour_outcome_view(request, pk: int, site):
     return _back(request)
 
 
+def _tell_parent(form, booking: TourBooking, text: str) -> str:
+    """Send `text` to the parent when the form asks to; the sentence to add to the staff's message."""
+    if not form.cleaned_data["notify"]:
+        return ""
+    sent = notify_parent(booking, text)
+    return " The parent has been told." if sent else " The parent has no chat to tell them in."
+
+
 def _form_page(request, site, booking: TourBooking, form, *, title: str, action: str, submit: str):
     context = {
         **site.each_context(request),
@@ -119,7 +131,7 @@ def _form_page(request, site, booking: TourBooking, form, *, title: str, action:
         "form": form,
         "action": action,
         "submit": submit,
-        "next": request.POST.get("next") or request.GET.get("next") or reverse("admin:desk"),
+        "next": _next(request) or reverse("admin:desk"),
     }
     request.current_app = site.name
     return TemplateResponse(request, "adminpanel/desk_form.html", context)
@@ -137,13 +149,10 @@ def tour_cancel_view(request, pk: int, site):
         except services.BookingError as exc:
             form.add_error(None, exc.message)
         else:
-            note = ""
-            if form.cleaned_data["notify"]:
-                sent = notify_parent(cancelled, (
-                    f"Your school tour on {_when(cancelled)} (booking {cancelled.reference}) has been cancelled by "
-                    f"the admissions team: {reason.rstrip('.')}. Reply here if you would like to book another time."
-                ))
-                note = " The parent has been told." if sent else " The parent has no chat to tell them in."
+            note = _tell_parent(form, cancelled, (
+                f"Your school tour on {_when(cancelled)} (booking {cancelled.reference}) has been cancelled by "
+                f"the admissions team: {reason.rstrip('.')}. Reply here if you would like to book another time."
+            ))
             messages.success(request, f"{cancelled.reference} cancelled; the seat is free again.{note}")
             return _back(request)
     return _form_page(request, site, booking, form, title=f"Cancel tour {booking.reference}",
@@ -166,13 +175,10 @@ def tour_reschedule_view(request, pk: int, site):
                 text += " Open instead: " + ", ".join(slot.label for slot in exc.alternatives[:6]) + "."
             form.add_error(field, text)
         else:
-            note = ""
-            if form.cleaned_data["notify"]:
-                sent = notify_parent(new, (
-                    f"The admissions team has moved your school tour to {_when(new)}. "
-                    f"Your new booking reference is {new.reference}."
-                ))
-                note = " The parent has been told." if sent else " The parent has no chat to tell them in."
+            note = _tell_parent(form, new, (
+                f"The admissions team has moved your school tour to {_when(new)}. "
+                f"Your new booking reference is {new.reference}."
+            ))
             messages.success(request, f"{booking.reference} moved to {_when(new)} as {new.reference}.{note}")
             return _back(request)
     return _form_page(request, site, booking, form, title=f"Reschedule tour {booking.reference}",
@@ -194,9 +200,10 @@ def callback_done_view(request, pk: int, site):
         return HttpResponseNotAllowed(["POST"])
     _require(request, "bookings.change_callbackrequest")
     callback = get_object_or_404(CallbackRequest.objects.select_related("contact"), pk=pk)
-    if callback.status != CallbackRequest.Status.OPEN:
-        messages.error(request, f"Callback {callback.reference} is already done.")
-        return _back(request)
-    services.complete_callback(callback=callback, user=request.user)
-    messages.success(request, f"Callback {callback.reference} ({callback.parent_name}) marked done.")
+    try:
+        services.complete_callback(callback=callback, user=request.user)
+    except services.BookingError as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, f"Callback {callback.reference} ({callback.parent_name}) marked done.")
     return _back(request)

@@ -80,11 +80,10 @@ class HandedOffFilter(admin.SimpleListFilter):
         return [("yes", "Handed off"), ("no", "Not handed off")]
 
     def queryset(self, request, queryset):
-        handed_off = Q(status=Conversation.Status.HANDED_OFF) | Q(outcome=Conversation.Outcome.HANDED_OFF)
         if self.value() == "yes":
-            return queryset.filter(handed_off)
+            return queryset.filter(selectors.HANDED_OFF)
         if self.value() == "no":
-            return queryset.exclude(handed_off)
+            return queryset.exclude(selectors.HANDED_OFF)
         return queryset
 
 
@@ -115,7 +114,8 @@ class ConversationAdmin(admin.ModelAdmin):
         return False
 
     def get_queryset(self, request) -> QuerySet[Conversation]:
-        return selectors.with_review_stats(super().get_queryset(request))
+        # select_related here too (not only list_select_related): the transcript page shows all three.
+        return selectors.with_review_stats(super().get_queryset(request)).select_related(*self.list_select_related)
 
     def get_search_results(self, request, queryset, search_term):
         """Every word must match the parent's name or phone, a booking reference, or a message's text.
@@ -266,7 +266,7 @@ class ConversationAdmin(admin.ModelAdmin):
             queryset = self._filtered(request, filters) if filters else Conversation.objects.all()
         except (IncorrectLookupParameters, SuspiciousOperation):
             queryset = Conversation.objects.all()
-        found = queryset.filter(rating="").order_by("-started_at", "-id").values_list("pk", flat=True).first()
+        found = selectors.next_unrated(within=queryset)
         suffix = f"?{urlencode({CHANGELIST_FILTERS: filters})}" if filters else ""
         if found is None:
             self.message_user(request, "No unrated conversation left here.", messages.INFO)

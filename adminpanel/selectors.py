@@ -36,6 +36,8 @@ from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 
 FAQ_TOOL = "get_faq_answer"
 NO_MATCH = "no_match"
+# A conversation handed to staff: by its status now, or by how it ended.
+HANDED_OFF = Q(status=Conversation.Status.HANDED_OFF) | Q(outcome=Conversation.Outcome.HANDED_OFF)
 
 # --- the conversation list ------------------------------------------------------------
 
@@ -242,12 +244,11 @@ def outcomes(period: Period) -> list[tuple[str, str, int]]:
 
 def conversation_totals(period: Period) -> dict:
     """Counts, rating share, handoff rate and usage per conversation, in one aggregate query."""
-    handed_off = Q(status=Conversation.Status.HANDED_OFF) | Q(outcome=Conversation.Outcome.HANDED_OFF)
     numbers = period.conversations().aggregate(
         total=Count("id"),
         good=Count("id", filter=Q(rating=Conversation.Rating.GOOD)),
         bad=Count("id", filter=Q(rating=Conversation.Rating.BAD)),
-        handed_off=Count("id", filter=handed_off),
+        handed_off=Count("id", filter=HANDED_OFF),
         tokens=Sum("total_tokens"),
         cost=Sum("total_cost"),
         avg_tokens=Avg("total_tokens"),

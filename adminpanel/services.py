@@ -25,11 +25,16 @@ class RatingError(ValueError):
     pass
 
 
-def rate_conversation(conversation: Conversation, *, rating: str, note: str | None = None, user) -> Conversation:
-    """Rate one conversation good or bad ("" clears the rating); `note=None` keeps the current note."""
+def _clean_rating(rating: str | None) -> str:
     rating = (rating or "").strip().lower()
     if rating and rating not in RATINGS:
         raise RatingError(f"A rating is one of {', '.join(RATINGS)} (or empty to clear it).")
+    return rating
+
+
+def rate_conversation(conversation: Conversation, *, rating: str, note: str | None = None, user) -> Conversation:
+    """Rate one conversation good or bad ("" clears the rating); `note=None` keeps the current note."""
+    rating = _clean_rating(rating)
     conversation.rating = rating
     if note is not None:
         conversation.rating_note = note.strip()
@@ -41,9 +46,7 @@ def rate_conversation(conversation: Conversation, *, rating: str, note: str | No
 
 def rate_conversations(queryset: QuerySet[Conversation], *, rating: str, user) -> int:
     """Bulk rating from the list: one UPDATE; notes are left as they are."""
-    rating = (rating or "").strip().lower()
-    if rating and rating not in RATINGS:
-        raise RatingError(f"A rating is one of {', '.join(RATINGS)} (or empty to clear it).")
+    rating = _clean_rating(rating)
     return Conversation.objects.filter(pk__in=queryset.values("pk")).update(
         rating=rating, rated_by=user if rating else None, rated_at=timezone.now() if rating else None
     )

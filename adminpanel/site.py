@@ -31,14 +31,21 @@ class ConsoleAdminSite(admin.AdminSite):
             *super().get_urls(),
         ]
 
+    @staticmethod
+    def console_links(request) -> dict[str, bool]:
+        """Which of the console's pages the user may open."""
+        user = getattr(request, "user", None)
+        active = bool(user and user.is_active)
+        conversations = active and user.has_perm("chatbot.view_conversation")
+        return {
+            "dashboard": conversations,
+            "review": conversations,
+            "desk": active and user.has_perm("bookings.view_tourbooking"),
+        }
+
     def each_context(self, request):
         context = super().each_context(request)
-        user = getattr(request, "user", None)
-        context["console_links"] = {
-            "dashboard": bool(user and user.is_active and user.has_perm("chatbot.view_conversation")),
-            "review": bool(user and user.is_active and user.has_perm("chatbot.view_conversation")),
-            "desk": bool(user and user.is_active and user.has_perm("bookings.view_tourbooking")),
-        }
+        context["console_links"] = self.console_links(request)
         return context
 
     def index(self, request, extra_context=None):
@@ -46,7 +53,7 @@ class ConsoleAdminSite(admin.AdminSite):
         from bookings.models import CallbackRequest, TourBooking
         from chatbot.models import Conversation
 
-        links = self.each_context(request)["console_links"]
+        links = self.console_links(request)  # not each_context: super().index() builds that (and the app list)
         waiting = {}
         if links["review"]:
             waiting["unrated"] = Conversation.objects.filter(rating="").count()

@@ -428,6 +428,8 @@ def assign_callback(*, callback: CallbackRequest, user) -> CallbackRequest:
 
 
 def complete_callback(*, callback: CallbackRequest, user) -> CallbackRequest:
+    if callback.status != CallbackRequest.Status.OPEN:
+        raise BookingError("not_open", f"Callback {callback.reference} is already done.")
     with transaction.atomic():
         callback.status = CallbackRequest.Status.DONE
         callback.handled_at = timezone.now()

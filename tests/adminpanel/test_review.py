@@ -169,6 +169,16 @@ def test_detail_queries_do_not_grow_with_messages(head_client, school, django_as
         head_client.get(conversation_url(long))
 
 
+def test_detail_reads_school_contact_and_rater_with_the_conversation(head_client, school):
+    conversation = make_conversation(school, turns=2, rating="good")
+    head_client.get(conversation_url(conversation))
+    with CaptureQueriesContext(connection) as queries:
+        assert head_client.get(conversation_url(conversation)).status_code == 200
+    lone = [q["sql"] for q in queries.captured_queries
+            if re.match(r'SELECT .* FROM "(bookings_school|crm_contact)" WHERE', q["sql"])]
+    assert lone == []
+
+
 def test_detail_links_newer_older_and_next_unrated(head_client, school):
     now = timezone.now()
     oldest = make_conversation(school, started_at=now - dt.timedelta(hours=5))

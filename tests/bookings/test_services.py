@@ -745,6 +745,15 @@ def test_completing_an_unassigned_callback_credits_the_user(school, contact, now
     assert cb.assigned_to == bob
 
 
+def test_a_done_callback_cannot_be_completed_again(school, contact, now):
+    cb = callback(school, contact, now=now)
+    services.complete_callback(callback=cb, user=UserFactory())
+    with pytest.raises(BookingError) as caught:
+        services.complete_callback(callback=cb, user=UserFactory())
+    assert caught.value.code == "not_open"
+    assert caught.value.message == f"Callback {cb.reference} is already done."
+
+
 # --- property: the seat count never drifts -------------------------------------------------------
 
 operations = st.lists(

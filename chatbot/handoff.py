@@ -44,10 +44,10 @@ def hand_off(conversation: Conversation, reason: str, *, notify_parent: bool = F
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
         if locked.status == Conversation.Status.HANDED_OFF:
             return False
-        Conversation.objects.filter(pk=locked.pk).update(status=Conversation.Status.HANDED_OFF,
-                                                         outcome=Conversation.Outcome.HANDED_OFF)
-        conversation.status, conversation.outcome = Conversation.Status.HANDED_OFF, Conversation.Outcome.HANDED_OFF
         now = timezone.now()
+        Conversation.objects.filter(pk=locked.pk).update(status=Conversation.Status.HANDED_OFF,
+                                                         outcome=Conversation.Outcome.HANDED_OFF, last_message_at=now)
+        conversation.status, conversation.outcome = Conversation.Status.HANDED_OFF, Conversation.Outcome.HANDED_OFF
         Message.objects.filter(conversation=locked, role=Message.Role.USER, processed_at__isnull=True).update(
             processed_at=now)
         Message.objects.create(conversation=locked, role=Message.Role.SYSTEM, channel=locked.channel,
@@ -56,7 +56,6 @@ def hand_off(conversation: Conversation, reason: str, *, notify_parent: bool = F
         if notify_parent:
             notice = Message.objects.create(conversation=locked, role=Message.Role.ASSISTANT, channel=locked.channel,
                                             text=HANDOFF_TEXT, payload={"blocks": [], "handoff_notice": True})
-        Conversation.objects.filter(pk=locked.pk).update(last_message_at=now)
         transaction.on_commit(lambda: observer_for(conversation.channel).handed_off(
             conversation, notice, reopen_platform=reopen_platform))
     return True

@@ -52,16 +52,14 @@ def resend_lost_replies(now: dt.datetime | None = None) -> int:
                                          conversation__status=Conversation.Status.ACTIVE, created_at__lt=cutoff,
                                          created_at__gte=now - dt.timedelta(days=1))
                   .exclude(text="").order_by("created_at")[:200])
-    claimed = set(ExternalCall.objects.filter(key__in=[_first_part(m) for m in unsent]).values_list("key", flat=True))
-    lost = [m for m in unsent if _first_part(m) not in claimed]
+    # Each reply's first part, as outbound.deliver claims it (a channel's name is its sender's system).
+    first_parts = {m.pk: outbound.part_key(m.channel, m.pk, 0) for m in unsent}
+    claimed = set(ExternalCall.objects.filter(key__in=list(first_parts.values())).values_list("key", flat=True))
+    lost = [m for m in unsent if first_parts[m.pk] not in claimed]
     for message in lost:
         logger.warning("reply %s was never sent (its task was lost): queueing it again", message.pk)
         senders[message.channel].delay(message.pk)
     return len(lost)
-
-
-def _first_part(message: Message) -> str:
-    return f"{message.channel}:message:{message.pk}:0"  # outbound.deliver's ledger key of the reply's first part
 
 
 @shared_task(base=ExternalTask, bind=True, name="chatbot.tasks.deliver_chatwoot_message")
@@ -92,7 +90,7 @@ def chatwoot_hand_off(self, conversation_id: int, notice_id: int | None, reopen_
 @shared_task(base=ExternalTask, bind=True, name="chatbot.tasks.chatwoot_push_contact_context")
 def chatwoot_push_contact_context(self, conversation_id: int) -> str:
     """Session end: merge the contact's persistent context into its Chatwoot custom attributes."""
-    if not (settings.CHATWOOT_URL and settings.CHATWOOT_USER_TOKEN):
+    if not chatwoot.contacts_configured():
         return "skipped: no Chatwoot user token"
     conversation = Conversation.objects.select_related("contact").get(pk=conversation_id)
     contact = conversation.contact

@@ -9,24 +9,15 @@ from typing import Any
 
 from django.conf import settings
 
-from crm.external.http import PermanentError, call, make_client
+from crm.external.http import ApiClient, PermanentError, call, make_client
 
 SYSTEM = "pipedrive"
 
 
-class PipedriveClient:
+class PipedriveClient(ApiClient):
     def __init__(self, base_url: str | None = None, token: str | None = None) -> None:
         token = token if token is not None else settings.PIPEDRIVE_API_TOKEN
         self.http = make_client(base_url or settings.PIPEDRIVE_API_URL, {"x-api-token": token})
-
-    def close(self) -> None:
-        self.http.close()
-
-    def __enter__(self) -> "PipedriveClient":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def _data(self, method: str, path: str, **kwargs) -> Any:
         body = call(self.http, SYSTEM, method, path, **kwargs).json()

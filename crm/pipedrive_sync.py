@@ -151,18 +151,22 @@ def ensure_activity(client: PipedriveClient, activity: Activity, person_id: int,
             activity_id, written = client.create_activity(fields), wanted
         Activity.objects.filter(pk=activity.pk).update(pipedrive_activity_id=activity_id, updated_at=timezone.now())
         activity.pipedrive_activity_id = activity_id
-        ExternalCall.objects.filter(pk=record.pk).update(
-            external_id=str(activity_id), fingerprint=written, state=ExternalCall.State.DONE, done_at=timezone.now())
-        record.fingerprint = written
+        _record_written(record, activity_id, written)
         context_field = "tour_activity_id" if activity.kind == Activity.Kind.TOUR else "callback_activity_id"
         update_persistent_context(activity.contact, **{context_field: activity_id})
         if activity.kind == Activity.Kind.TOUR and activity.tour_booking_id:
             _add_booking_note(client, activity, deal_id)
     if record.fingerprint != wanted:
         client.update_activity(activity_id, {name: fields[name] for name in UPDATABLE if name in fields})
-        ExternalCall.objects.filter(pk=record.pk).update(
-            fingerprint=wanted, external_id=str(activity_id), state=ExternalCall.State.DONE, done_at=timezone.now())
+        _record_written(record, activity_id, wanted)
     return activity_id
+
+
+def _record_written(record: ExternalCall, activity_id: int, written: str) -> None:
+    """The activity's ledger row: its Pipedrive id, and the fingerprint of what Pipedrive now holds."""
+    ExternalCall.objects.filter(pk=record.pk).update(
+        external_id=str(activity_id), fingerprint=written, state=ExternalCall.State.DONE, done_at=timezone.now())
+    record.fingerprint = written
 
 
 def sync_contact(contact_id: int, client: PipedriveClient) -> dict[str, Any]:
@@ -184,14 +188,15 @@ def sync_contact(contact_id: int, client: PipedriveClient) -> dict[str, Any]:
 
 def out_of_date_contacts(since: dt.datetime, limit: int = 500) -> list[int]:
     """Contacts with an activity Pipedrive has not seen in its current state (for the reconcile sweep)."""
-    records = dict(ExternalCall.objects.filter(system=SYSTEM, key__startswith="pipedrive:activity:")
+    activities = list(Activity.objects.filter(updated_at__gte=since).select_related("callback__school")
+                      .order_by("updated_at")[:limit])
+    records = dict(ExternalCall.objects.filter(system=SYSTEM, key__in=[activity_key(a.pk) for a in activities])
                    .values_list("key", "fingerprint"))
-    contacts: list[int] = []
-    for activity in (Activity.objects.filter(updated_at__gte=since).select_related("callback__school")
-                     .order_by("updated_at")[:limit]):
+    contacts: dict[int, None] = {}  # ordered, without repeats
+    for activity in activities:
         if activity.contact_id in contacts:
             continue
         current = fingerprint(activity_fields(activity, 0, 0))
         if not activity.pipedrive_activity_id or records.get(activity_key(activity.pk)) != current:
-            contacts.append(activity.contact_id)
-    return contacts
+            contacts[activity.contact_id] = None
+    return list(contacts)

@@ -31,12 +31,12 @@ from django.utils import timezone
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
-from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options
+from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options, queue_task
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import current_conversation, end_conversation, receive
 from config.logging import mask_phone
 from config.redis import get_redis
-from crm.external.http import ExternalError, call, make_client
+from crm.external.http import ApiClient, ExternalError, call, make_client
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Contact
 from crm.services import find_or_create_contact, update_persistent_context
@@ -81,7 +81,7 @@ def valid_signature(body: bytes, timestamp: str, signature: str, secret: str, no
 
 
 # --- the REST client -----------------------------------------------------------
-class ChatwootClient:
+class ChatwootClient(ApiClient):
     """Chatwoot's application API: bot calls with the agent-bot token, contact calls with a user token."""
 
     def __init__(self, timeout: float | None = None) -> None:
@@ -91,12 +91,6 @@ class ChatwootClient:
     def close(self) -> None:
         self.bot.close()
         self.user.close()
-
-    def __enter__(self) -> "ChatwootClient":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     @staticmethod
     def _conversation(account: str, conversation: str) -> str:
@@ -135,6 +129,11 @@ class ChatwootClient:
 
 def configured() -> bool:
     return bool(settings.CHATWOOT_URL and settings.CHATWOOT_API_TOKEN)
+
+
+def contacts_configured() -> bool:
+    """Contact endpoints (custom attributes) and message lists need a user token: bot tokens are refused there."""
+    return bool(settings.CHATWOOT_URL and settings.CHATWOOT_USER_TOKEN)
 
 
 # --- replies ----------------------------------------------------------------
@@ -192,13 +191,6 @@ class ChatwootSender(Sender):
 
 
 # --- the observer -----------------------------------------------------------------
-def _queue(task, *args) -> None:
-    try:
-        task.delay(*args)
-    except Exception:  # broker down: the reply stays undelivered in the database (visible in the admin)
-        logger.exception("could not queue %s%s", task.name, args)
-
-
 def _toggle_typing(external: str, active: bool) -> None:
     """Best effort: the indicator is cosmetic, so a failure is logged and the turn goes on."""
     try:
@@ -244,19 +236,19 @@ class ChatwootObserver(TurnObserver):
     async def reply(self, conversation: Conversation, message: Message) -> None:
         from chatbot.tasks import deliver_chatwoot_message
 
-        await database_sync_to_async(_queue)(deliver_chatwoot_message, message.pk)
+        await database_sync_to_async(queue_task)(deliver_chatwoot_message, message.pk)
 
     def handed_off(self, conversation: Conversation, notice: Message | None, *, reopen_platform: bool) -> None:
         from chatbot.tasks import chatwoot_hand_off
 
         if notice is not None or reopen_platform:
-            _queue(chatwoot_hand_off, conversation.pk, notice.pk if notice else None, reopen_platform)
+            queue_task(chatwoot_hand_off, conversation.pk, notice.pk if notice else None, reopen_platform)
 
     def session_ended(self, conversation: Conversation) -> None:
         from chatbot.tasks import chatwoot_push_contact_context
 
-        if settings.CHATWOOT_USER_TOKEN and settings.CHATWOOT_URL:
-            transaction.on_commit(lambda: _queue(chatwoot_push_contact_context, conversation.pk))
+        if contacts_configured():
+            transaction.on_commit(lambda: queue_task(chatwoot_push_contact_context, conversation.pk))
 
 
 register_observer(Channel.CHATWOOT, ChatwootObserver())
@@ -284,7 +276,7 @@ def load_contact_context(message_id: int, data: dict) -> None:
     if message is None:
         return
     attributes = data.get("attributes") or {}
-    if settings.CHATWOOT_USER_TOKEN and settings.CHATWOOT_URL and data.get("contact_id"):
+    if contacts_configured() and data.get("contact_id"):
         try:
             with ChatwootClient(timeout=3.0) as client:
                 attributes = client.contact_attributes(str(data["account_id"]), str(data["contact_id"]))
@@ -350,10 +342,10 @@ def _text_of(payload: dict) -> str:
 
 
 def _resolve(payload: dict, conversation: dict, sender: dict) -> tuple[School, Contact, str] | None:
-    school = _school_for_inbox(conversation.get("inbox_id") or (payload.get("inbox") or {}).get("id"))
+    inbox_id = conversation.get("inbox_id") or (payload.get("inbox") or {}).get("id")
+    school = _school_for_inbox(inbox_id)
     if school is None:
-        logger.warning("Chatwoot event for inbox %s, which no school lists: ignored",
-                       conversation.get("inbox_id") or (payload.get("inbox") or {}).get("id"))
+        logger.warning("Chatwoot event for inbox %s, which no school lists: ignored", inbox_id)
         return None
     contact = _contact_for(school, sender, str(conversation.get("channel") or ""))
     account = _account_id(payload, conversation)
@@ -489,7 +481,7 @@ def _greet(payload: dict) -> str:
                                                                                           "greeting": True})
     from chatbot.tasks import deliver_chatwoot_message
 
-    transaction.on_commit(lambda: _queue(deliver_chatwoot_message, greeting.pk))
+    transaction.on_commit(lambda: queue_task(deliver_chatwoot_message, greeting.pk))
     return "greeted"
 
 

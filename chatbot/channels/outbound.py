@@ -52,6 +52,19 @@ class Sender:
         raise NotCheckable
 
 
+def part_key(system: str, message_id: int, index: int) -> str:
+    """The ledger key of one part of a reply (see the module docstring)."""
+    return f"{system}:message:{message_id}:{index}"
+
+
+def queue_task(task, *args) -> None:
+    """Queue a delivery task; with the broker down the reply stays undelivered in the database (the admin shows it)."""
+    try:
+        task.delay(*args)
+    except Exception:
+        logger.exception("could not queue %s%s", task.name, args)
+
+
 def choice_options(message: Message, *, max_items: int = 10, title_max: int = 20) -> list[tuple[str, str]]:
     """(title, value) pairs of the reply's slot buttons: titles unique and within the platform's limit."""
     block = next((b for b in message.payload.get("blocks", []) if b.get("type") == "buttons"), None)
@@ -82,7 +95,7 @@ def deliver(message_id: int, sender: Sender) -> str:
     gate_checked = is_notice
     last_id = ""
     for index, body in enumerate(sender.bodies(message)):
-        key = f"{sender.system}:message:{message.pk}:{index}"
+        key = part_key(sender.system, message.pk, index)
         attempt = ledger.begin(key, sender.system)
         if attempt.done:
             last_id = attempt.external_id

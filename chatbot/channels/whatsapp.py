@@ -26,11 +26,11 @@ from django.conf import settings
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
-from chatbot.channels.outbound import Sender, choice_options
+from chatbot.channels.outbound import Sender, choice_options, queue_task
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import receive
 from config.logging import mask_phone
-from crm.external.http import call, make_client
+from crm.external.http import ApiClient, call, make_client
 from crm.identity import InvalidContactDetail, normalise_phone
 from crm.models import Contact
 from crm.services import find_or_create_contact
@@ -95,18 +95,9 @@ def parse(payload: dict) -> list[Inbound]:
 
 
 # --- the Graph API client ---------------------------------------------------------
-class WhatsAppClient:
+class WhatsAppClient(ApiClient):
     def __init__(self) -> None:
         self.http = make_client(settings.WHATSAPP_API_URL, {"Authorization": f"Bearer {settings.WHATSAPP_TOKEN}"})
-
-    def close(self) -> None:
-        self.http.close()
-
-    def __enter__(self) -> "WhatsAppClient":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def send(self, phone_number_id: str, body: dict) -> str:
         data = call(self.http, SYSTEM, "POST", f"/{phone_number_id}/messages", json=body).json()
@@ -129,22 +120,20 @@ def reply_bodies(message: Message, to: str) -> list[dict]:
     """Graph API message bodies for one reply: text, then the slot choice as buttons (<= 3) or a list."""
     base = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to}
     text = message.text.strip() or "…"
+    texts = [{**base, "type": "text", "text": {"preview_url": False, "body": chunk}}
+             for chunk in _chunks(text, TEXT_LIMIT)]
     options = choice_options(message, max_items=10, title_max=24)
     if not options:
-        return [{**base, "type": "text", "text": {"preview_url": False, "body": chunk}}
-                for chunk in _chunks(text, TEXT_LIMIT)]
-    parts = []
-    prompt = text
+        return texts
+    parts, prompt = [], text
     if len(text) > INTERACTIVE_BODY_LIMIT:
-        parts = [{**base, "type": "text", "text": {"preview_url": False, "body": chunk}}
-                 for chunk in _chunks(text, TEXT_LIMIT)]
-        prompt = "Please choose one:"
+        parts, prompt = texts, "Please choose one:"
     if len(options) <= 3 and all(len(title) <= 20 for title, _ in options):
         action = {"buttons": [{"type": "reply", "reply": {"id": value[:256], "title": title}}
                               for title, value in options]}
         interactive = {"type": "button", "body": {"text": prompt}, "action": action}
     else:
-        rows = [{"id": value[:200], "title": title[:24]} for title, value in options[:10]]
+        rows = [{"id": value[:200], "title": title} for title, value in options]  # already <= 10, titles <= 24
         interactive = {"type": "list", "body": {"text": prompt},
                        "action": {"button": LIST_BUTTON_LABEL, "sections": [{"title": "Tour times", "rows": rows}]}}
     return [*parts, {**base, "type": "interactive", "interactive": interactive}]
@@ -169,24 +158,17 @@ class WhatsAppSender(Sender):
         return self.client.send(_route(conversation)[0], body)
 
 
-def _queue(task, *args) -> None:
-    try:
-        task.delay(*args)
-    except Exception:  # broker down: the reply stays undelivered in the database (visible in the admin)
-        logger.exception("could not queue %s%s", task.name, args)
-
-
 class WhatsAppObserver(TurnObserver):
     async def reply(self, conversation: Conversation, message: Message) -> None:
         from chatbot.tasks import deliver_whatsapp_message
 
-        await database_sync_to_async(_queue)(deliver_whatsapp_message, message.pk)
+        await database_sync_to_async(queue_task)(deliver_whatsapp_message, message.pk)
 
     def handed_off(self, conversation: Conversation, notice: Message | None, *, reopen_platform: bool) -> None:
         from chatbot.tasks import deliver_whatsapp_message
 
         if notice is not None:  # no staff inbox here: the admin shows the conversation as handed off
-            _queue(deliver_whatsapp_message, notice.pk)
+            queue_task(deliver_whatsapp_message, notice.pk)
 
 
 register_observer(Channel.WHATSAPP, WhatsAppObserver())

@@ -21,8 +21,10 @@ import asyncio
 import atexit
 import contextlib
 import contextvars
+import datetime as dt
 import logging
 import threading
+import time
 from concurrent.futures import Future
 
 from asgiref.sync import async_to_sync
@@ -31,11 +33,17 @@ from channels.db import database_sync_to_async
 from channels.exceptions import ChannelFull
 from channels.layers import DEFAULT_CHANNEL_LAYER, channel_layers, get_channel_layer
 from django.conf import settings
+from django.db.models import Exists, OuterRef, Q
+from django.utils import timezone
 from redis.exceptions import RedisError
 
 from chatbot import handoff
-from chatbot.models import Channel
+from chatbot.agent import memory
+from chatbot.models import Channel, Conversation, Message, ReasoningStep
 from chatbot.services import answer_message
+from config.redis import get_redis
+from crm.external.tasks import record_failure
+from crm.models import FailedTask
 
 logger = logging.getLogger(__name__)
 
@@ -157,8 +165,6 @@ class InProcessRunner:
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Wait until every submitted turn (and any turn they led to) has finished; for tests and shutdown."""
-        import time
-
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
@@ -228,17 +234,6 @@ def sweep_stale_inbound(now=None) -> int:
     no answer step after it, and the contact's session lock has expired). A
     message dispatched MAX_REDISPATCHES times without success goes to staff.
     """
-    import datetime as dt
-
-    from django.db.models import Exists, OuterRef, Q
-    from django.utils import timezone
-
-    from chatbot.agent import memory
-    from chatbot.models import Conversation, Message, ReasoningStep
-    from config.redis import get_redis
-    from crm.external.tasks import record_failure
-    from crm.models import FailedTask
-
     now = now or timezone.now()
     cutoff = now - dt.timedelta(seconds=settings.INBOUND_REDISPATCH_AFTER_SECONDS)
     answered = ReasoningStep.objects.filter(message__conversation=OuterRef("conversation"),

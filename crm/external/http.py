@@ -10,6 +10,7 @@
 import email.utils
 import logging
 import time
+from typing import Self
 
 import httpx
 from django.conf import settings
@@ -52,6 +53,21 @@ def make_client(base_url: str, headers: dict[str, str], timeout: float | None = 
     timeout = timeout or settings.EXTERNAL_HTTP_TIMEOUT_SECONDS
     return httpx.Client(base_url=base_url, headers={"Accept": "application/json", **headers},
                         timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)))
+
+
+class ApiClient:
+    """Base of the platform clients: `with SomeClient() as client:` closes its connections (`self.http`)."""
+
+    http: httpx.Client
+
+    def close(self) -> None:
+        self.http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _retry_after(response: httpx.Response) -> float | None:

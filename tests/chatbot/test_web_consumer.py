@@ -19,6 +19,7 @@ from django.test import override_settings
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, Usage
 
+from chatbot.bench.models import register
 from chatbot.channels.web import CLOSE_UNKNOWN_SCHOOL, VISITOR_SALT, ChatOriginValidator
 from chatbot.models import Conversation, Message
 from config.asgi import application
@@ -383,10 +384,7 @@ class GatedModel(CustomLLM):
 def gated():
     import litellm
 
-    model = GatedModel()
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "gated"]
-    litellm.custom_provider_map.append({"provider": "gated", "custom_handler": model})
-    litellm.utils.custom_llm_setup()
+    model = register("gated", GatedModel())
     with override_settings(LLM_MODEL="gated/test", CHAT_BURST_WINDOW_SECONDS=0):
         yield model
     litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "gated"]

@@ -18,6 +18,7 @@ import redis
 from django.db import connection
 from django.test import override_settings
 
+from chatbot.bench.models import register
 from chatbot.models import Message
 from config.redis import reset_clients
 from tests.chatbot.scripted_model import ScriptedModel
@@ -110,12 +111,7 @@ class DrillModel(ScriptedModel):
 
 @pytest.fixture
 def drill_model(settings):
-    import litellm
-
-    model = DrillModel()
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "drill"]
-    litellm.custom_provider_map.append({"provider": "drill", "custom_handler": model})
-    litellm.utils.custom_llm_setup()
+    model = register("drill", DrillModel())
     settings.LLM_MODEL, settings.CHAT_BURST_WINDOW_SECONDS = "drill/test", 0
     return model
 

@@ -5,7 +5,6 @@ import contextlib
 import threading
 import time
 
-import litellm
 import pytest
 from channels.layers import DEFAULT_CHANNEL_LAYER, channel_layers
 from channels.routing import ChannelNameRouter
@@ -15,6 +14,7 @@ from django.test import override_settings
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
+from chatbot.bench.models import register
 from chatbot.channels import worker as agent_worker
 from chatbot.models import Conversation, Message
 from tests.integrations.fakes import FakeChatwoot, FakePipedrive, FakeWhatsApp, start_server
@@ -92,10 +92,7 @@ class EchoModel(CustomLLM):
 
 @pytest.fixture
 def echo_model():
-    model = EchoModel()
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "echo"]
-    litellm.custom_provider_map.append({"provider": "echo", "custom_handler": model})
-    litellm.utils.custom_llm_setup()
+    model = register("echo", EchoModel())
     with override_settings(LLM_MODEL="echo/test", CHAT_BURST_WINDOW_SECONDS=0.2):
         yield model
 
@@ -165,7 +162,6 @@ def turns(settings):
 
 def pytest_unconfigure(config):
     """The SQLite test database is a file per process (config/settings.py); drop its WAL side files too."""
-    import contextlib
     import os
 
     from django.conf import settings

@@ -207,7 +207,7 @@ def test_a_burst_of_ten_messages_is_answered_once_each_in_order(client, school, 
         assert len(owners) == 1, f"{message.text} taken by turns {owners}"
     echoed = [text for reply in sent for text in reply.text.removeprefix("Answered: ").split(" | ")]
     assert list(dict.fromkeys(echoed)) == texts, "every fragment reached the model, in order"
-    assert 1 <= len(sent) < 10, "a burst is answered together"
+    assert sent and len(sent) < len(texts), "a burst is answered together"
     assert [c["content"] for c in chatwoot.posted] == [m.text for m in sent], "each reply posted once, in order"
     assert all(m.delivered_at for m in sent)
 

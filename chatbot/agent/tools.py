@@ -22,6 +22,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from bookings import selectors as booking_selectors
 from bookings import services as bookings
+from bookings.intake import Intake
 from bookings.models import CallbackRequest, School
 from bookings.services import BookingError, SlotView, describe_date
 from chatbot import faq
@@ -119,16 +120,24 @@ def check_availability(
         preferred_times: Times of day and/or exact times, e.g. ["morning"], ["afternoon"], ["10:00", "14:00"].
     """
     ctx = _ctx()
-    start = parse_date(date_range_start, ctx.today) if date_range_start else ctx.today
+    start = parse_date(date_range_start, ctx.today) if date_range_start else None
     if date_range_start and start is None:
         return _error(f"I couldn't read the date “{date_range_start}”. Try a date like 25 November or next Tuesday.")
     end = parse_date(date_range_end, ctx.today) if date_range_end else None
     if date_range_end and end is None:
         return _error(f"I couldn't read the date “{date_range_end}”.")
-    end = end or start + dt.timedelta(days=6)
-    if end < start:
+    if start and end and end < start:
         start, end = end, start
-    times = _normalise_times(preferred_times)
+    intake = _intake(ctx)
+    intake.record_when(date_from=start, date_to=end or start)
+    for item in _normalise_times(preferred_times):
+        intake.record_when(**({"time": item} if ":" in item else {"part": item}))
+    ctx.active.collected = intake.as_dict()
+    wanted = intake.search_args()  # what the parent asked for so far, not only in this call
+    start = dt.date.fromisoformat(wanted["date_range_start"]) if "date_range_start" in wanted else ctx.today
+    end = dt.date.fromisoformat(wanted["date_range_end"]) if "date_range_end" in wanted else None
+    end = end or start + dt.timedelta(days=6)
+    times = wanted.get("preferred_times") or []
     slots = bookings.available_slots(ctx.school, start, end, times, now=ctx.now)
     ctx.active.task_type = ctx.active.task_type or "tour_booking"
     if slots:
@@ -140,9 +149,10 @@ def check_availability(
             result["more_available"] = len(slots) - len(shown)
         return result
     alternatives = _slot_dicts(bookings.next_open_slots(ctx.school, after=start, now=ctx.now))
-    wanted = f" in the {', '.join(times)}" if times else ""
+    exact = [t for t in times if ":" in t]
+    asked = f" at {', '.join(exact)}" if exact else f" in the {', '.join(times)}" if times else ""
     span = describe_date(start) if start == end else f"{describe_date(start)} to {describe_date(end)}"
-    message = f"No open tours{wanted} from {span}."
+    message = f"No open tours{asked} from {span}."
     if start == end:
         try:
             bookings.check_day(ctx.school, start, now=ctx.now)
@@ -154,6 +164,27 @@ def check_availability(
                    f"so the dates you asked about are too far away.")
     ctx.active.slots_shown = alternatives
     return {"status": "no_match", "message": message, "alternatives": alternatives}
+
+
+def _intake(ctx: ToolContext) -> Intake:
+    return Intake.from_dict(ctx.active.collected)
+
+
+def _record(intake: Intake, name: str, value) -> None:
+    """Put one cleaned field into the intake: a detail, or what it says about when."""
+    if name == "preferred_date":
+        intake.record_when(date=value)
+    elif name == "preferred_time":
+        intake.record_when(**({"time": value} if ":" in str(value) else {"part": value}))
+    else:
+        intake.record_details(**{name: value})
+
+
+def _forget(intake: Intake, name: str | None) -> None:
+    if name in ("preferred_date", "preferred_time"):
+        setattr(intake, name, None)
+    elif name:
+        intake.details.pop(name, None)
 
 
 def _clean_field(name: str, value, ctx: ToolContext):
@@ -215,29 +246,31 @@ def book_tour(
              "child_name": child_name, "child_age": child_age, "preferred_date": preferred_date,
              "preferred_time": preferred_time, "special_requirements": special_requirements}
     ctx.active.task_type = "tour_booking"
+    intake = _intake(ctx)
     problems = {}
     for name, value in given.items():
         if value is None or str(value).strip() == "":
             continue
         try:
-            ctx.active.collected[name] = _clean_field(name, value, ctx)
+            _record(intake, name, _clean_field(name, value, ctx))
         except ValueError as exc:
             problems[name] = str(exc)
-            ctx.active.collected.pop(name, None)
-    collected = ctx.active.collected
+            _forget(intake, name)
+    ctx.active.collected = collected = intake.as_dict()
     if problems:
         name, message = next(iter(problems.items()))
         return _error(message, field=name, collected=collected)
-    missing = [name for name in REQUIRED_FOR_BOOKING if collected.get(name) in (None, "")]
-    if missing and collected.get("preferred_date"):
+    missing = intake.missing()
+    if missing and intake.preferred_date:
         try:  # say at once that a day can't work, not after every other detail was collected
-            bookings.check_day(ctx.school, dt.date.fromisoformat(collected["preferred_date"]), now=ctx.now)
+            bookings.check_day(ctx.school, dt.date.fromisoformat(intake.preferred_date), now=ctx.now)
         except BookingError as exc:
-            collected.pop("preferred_date")
+            _forget(intake, "preferred_date")
+            ctx.active.collected = intake.as_dict()
             return _booking_error(exc)
-    if collected.get("preferred_time") in ("morning", "afternoon", "evening") and collected.get("preferred_date"):
-        day = dt.date.fromisoformat(collected["preferred_date"])
-        options = bookings.available_slots(ctx.school, day, day, [collected["preferred_time"]], now=ctx.now)
+    if intake.part_of_day and intake.preferred_date and not intake.preferred_time:
+        day = dt.date.fromisoformat(intake.preferred_date)
+        options = bookings.available_slots(ctx.school, day, day, [intake.part_of_day], now=ctx.now)
         ctx.active.slots_shown = _slot_dicts(options) or ctx.active.slots_shown
         return {"status": "missing_fields", "missing": ["preferred_time"], "collected": collected,
                 "message": "Please choose an exact tour start time.", "options": _slot_dicts(options)}
@@ -253,8 +286,8 @@ def book_tour(
             special_requirements=collected.get("special_requirements", ""), now=ctx.now,
         )
     except BookingError as exc:
-        if exc.field in collected:
-            collected.pop(exc.field)
+        _forget(intake, exc.field)
+        ctx.active.collected = intake.as_dict()
         return _booking_error(exc)
     ctx.active.collected = {}
     ctx.active.slots_shown = []
@@ -336,6 +369,9 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
     new = bookings.reschedule_tour(booking=booking, new_date=day, new_time=start_time, now=ctx.now)
     ctx.active.last_booking_id = new.reference
     ctx.active.slots_shown = []  # the offer is used, as after book_tour
+    intake = _intake(ctx)
+    intake.forget_when()
+    ctx.active.collected = intake.as_dict()
     new_local = new.local_start
     return {"status": "success", "action": "rescheduled", "booking_id": new.reference,
             "previous_booking_id": booking.reference,
@@ -440,7 +476,9 @@ def update_context(
         crm.set_preferred_name(ctx.contact, value)
     elif not booking_id:  # an earlier tour's correction is not a detail of the booking being collected
         old = ctx.active.collected.get(name)
-        ctx.active.collected[name] = value
+        intake = _intake(ctx)
+        _record(intake, name, value)
+        ctx.active.collected = intake.as_dict()
     result = {"status": "updated", "field": name, "old_value": old, "new_value": value, "reason": reason or ""}
     if booked and name in ("preferred_date", "preferred_time"):
         result["note"] = f"Tour {booked.reference} is already booked: use manage_tour_booking to move it."

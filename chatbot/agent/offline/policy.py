@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
+from bookings.intake import Intake
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
 from chatbot.agent.offline.understanding import (
@@ -66,10 +67,6 @@ class Decision:
 
     calls: list[Call] = field(default_factory=list)
     text: str = ""
-
-
-def _iso(day: dt.date | None) -> str | None:
-    return day.isoformat() if day else None
 
 
 def _options_in(reply: str, today: dt.date) -> list[dict]:
@@ -309,29 +306,26 @@ class Turn:
         return matches, bool(matches)
 
     @cached_property
+    def intake(self) -> Intake:
+        """What the parent asked for so far (the intake in ACTIVE_TASK), refined by what this turn says."""
+        intake = Intake.from_dict(self.collected)
+        when = self.reading.when
+        intake.record_when(date=when.date, date_from=when.start, date_to=when.end, part=when.part_of_day,
+                           time=when.time)
+        return intake
+
+    @cached_property
     def slot(self) -> tuple[str | None, str | None]:
-        """The (date, time) asked for this turn: a picked option, or the dates and times said."""
+        """The (date, time) asked for: a picked option, or the day and time the intake holds now."""
         matches, picking = self.choice
         if picking and len(matches) == 1:
             return matches[0]["date"], matches[0]["time"]
-        when = self.reading.when
-        return _iso(when.date), when.time
+        return self.intake.preferred_date, self.intake.preferred_time
 
     @property
     def when_args(self) -> dict:
-        """check_availability arguments for what the parent said about when."""
-        when = self.reading.when
-        args: dict = {}
-        if when.date:
-            args = {"date_range_start": when.date.isoformat(), "date_range_end": when.date.isoformat()}
-        elif when.start:
-            end = when.end or when.start
-            args = {"date_range_start": when.start.isoformat(), "date_range_end": end.isoformat()}
-        if when.time:
-            args["preferred_times"] = [when.time]
-        elif when.part_of_day:
-            args["preferred_times"] = [when.part_of_day]
-        return args
+        """check_availability arguments for everything the parent said about when."""
+        return self.intake.search_args()
 
     # --- which flow ------------------------------------------------------------------------
 

@@ -1,0 +1,147 @@
+"""The booking intake: what a parent has told us so far about the tour they want, and what is still missing.
+
+It holds the details (parent, phone, e-mail, child, age, special requirements)
+and the parent's constraints on *when*: an exact day or a range of days, a part
+of the day, an exact start time. Later words refine earlier ones instead of
+replacing the whole picture: "Thursday" then "in the afternoon" is Thursday
+afternoon; "11:30" after "the 12th" is the 12th at 11:30; "actually the 14th"
+keeps the time already chosen. The constraints survive questions in between,
+"yes please" and corrections, and every slot offer is made from them
+(`search_args`, `fits`), so nothing the parent said is offered against.
+
+The intake is plain data (`as_dict` / `from_dict`): the agent keeps it in the
+active conversation state, the tools write it through `record_details` and
+`record_when`, and both the offline policy and a hosted model's prompt read the
+same dict. Booking rules (open days, tour times, seats) stay in services.py.
+"""
+
+import datetime as dt
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+DETAILS = ("parent_name", "parent_phone", "parent_email", "child_name", "child_age", "special_requirements")
+REQUIRED = ("child_name", "child_age", "parent_name", "parent_phone", "preferred_date", "preferred_time")
+PARTS_OF_DAY = {"morning": (0, 12), "afternoon": (12, 17), "evening": (17, 24)}
+
+
+def part_of_day(time: str) -> str:
+    """The part of the day a "HH:MM" start time falls in."""
+    hour = int(time[:2])
+    return next(name for name, (first, last) in PARTS_OF_DAY.items() if first <= hour < last)
+
+
+@dataclass
+class Intake:
+    """One booking being collected. `preferred_date` / `preferred_time` are the exact day and start time."""
+
+    details: dict[str, Any] = field(default_factory=dict)
+    preferred_date: str | None = None  # ISO day
+    date_from: str | None = None  # a range of days ("next week", "between Tuesday and Thursday")
+    date_to: str | None = None
+    part_of_day: str | None = None  # "morning", "afternoon", "evening"
+    preferred_time: str | None = None  # "HH:MM"
+
+    # --- reading and writing the stored form --------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "Intake":
+        """The intake of a stored dict (the details and the when-fields side by side, as `as_dict` writes)."""
+        data = data or {}
+        when = {f.name: data.get(f.name) or None for f in fields(cls) if f.name != "details"}
+        details = {k: v for k, v in data.items() if k in DETAILS and v not in (None, "")}
+        return cls(details=details, **when)
+
+    def as_dict(self) -> dict:
+        """The fields that say something, flat: {"child_name": "Ethan", "preferred_date": "2026-11-26", ...}."""
+        when = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
+        return {**self.details, **{k: v for k, v in when.items() if v}}
+
+    # --- what the parent said ------------------------------------------------------------------------------
+
+    def record_details(self, **values: Any) -> list[str]:
+        """Keep the details given (empty values are ignored); returns the fields whose value changed."""
+        changed = []
+        for name, value in values.items():
+            if name not in DETAILS or value in (None, ""):
+                continue
+            if self.details.get(name) != value:
+                changed.append(name)
+            self.details[name] = value
+        return changed
+
+    def record_when(
+        self,
+        *,
+        date: dt.date | str | None = None,
+        date_from: dt.date | str | None = None,
+        date_to: dt.date | str | None = None,
+        part: str | None = None,
+        time: str | None = None,
+    ) -> None:
+        """Refine when the parent wants to come with what they just said; unsaid constraints stay.
+
+        A day replaces a range and a range replaces a day; a start time replaces
+        the part of the day; a part of the day drops a start time outside it."""
+        if date:
+            self.preferred_date, self.date_from, self.date_to = _iso(date), None, None
+        elif date_from:
+            start, end = _iso(date_from), _iso(date_to or date_from)
+            if start == end:
+                self.preferred_date, self.date_from, self.date_to = start, None, None
+            else:
+                self.preferred_date, self.date_from, self.date_to = None, start, end
+        if time:
+            self.preferred_time, self.part_of_day = time, None
+        elif part in PARTS_OF_DAY:
+            self.part_of_day = part
+            if self.preferred_time and part_of_day(self.preferred_time) != part:
+                self.preferred_time = None
+        elif part == "any":
+            self.part_of_day = None
+
+    def forget_when(self) -> None:
+        self.preferred_date = self.date_from = self.date_to = self.part_of_day = self.preferred_time = None
+
+    # --- what follows from it ------------------------------------------------------------------------------
+
+    @property
+    def has_when(self) -> bool:
+        return bool(self.preferred_date or self.date_from or self.part_of_day or self.preferred_time)
+
+    @property
+    def slot(self) -> tuple[str, str] | None:
+        """(date, time) once both are exact."""
+        if self.preferred_date and self.preferred_time:
+            return self.preferred_date, self.preferred_time
+        return None
+
+    def missing(self) -> list[str]:
+        values = {**self.details, "preferred_date": self.preferred_date, "preferred_time": self.preferred_time}
+        return [name for name in REQUIRED if values.get(name) in (None, "")]
+
+    def search_args(self) -> dict:
+        """check_availability arguments that respect every constraint (empty: the parent said nothing of when)."""
+        args: dict = {}
+        if self.preferred_date:
+            args = {"date_range_start": self.preferred_date, "date_range_end": self.preferred_date}
+        elif self.date_from:
+            args = {"date_range_start": self.date_from, "date_range_end": self.date_to or self.date_from}
+        if self.preferred_time:
+            args["preferred_times"] = [self.preferred_time]
+        elif self.part_of_day:
+            args["preferred_times"] = [self.part_of_day]
+        return args
+
+    def fits(self, date: str, time: str) -> bool:
+        """Whether an open slot ("2026-11-26", "14:00") respects what the parent asked for."""
+        if self.preferred_date and date != self.preferred_date:
+            return False
+        if self.date_from and not (self.date_from <= date <= (self.date_to or self.date_from)):
+            return False
+        if self.preferred_time and time != self.preferred_time:
+            return False
+        return not (self.part_of_day and part_of_day(time) != self.part_of_day)
+
+
+def _iso(day: dt.date | str) -> str:
+    return day.isoformat() if isinstance(day, dt.date) else str(day)

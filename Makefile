@@ -20,7 +20,12 @@ $(STAMP): requirements/base.txt requirements/dev.txt requirements/constraints.tx
 
 install: $(STAMP)
 
-migrate: install
+# Development settings for this checkout (DEBUG on, random SECRET_KEY and demo password), written once and
+# git-ignored: the settings are production unless told otherwise (config/local_env.py).
+.env.local:
+	@$(PYTHON) config/local_env.py
+
+migrate: install .env.local
 	@$(PY) manage.py migrate --no-input -v 0
 
 seed: migrate

@@ -14,15 +14,21 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
-if (BASE_DIR / ".env").exists():
-    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+# The environment wins, then `.env` (yours), then `.env.local`: the development settings `make run` writes once
+# per checkout (DEBUG on, a fresh random SECRET_KEY and demo password; git-ignored, see config/local_env.py).
+for _file in (".env", ".env.local"):
+    if (BASE_DIR / _file).exists():
+        environ.Env.read_env(BASE_DIR / _file, overwrite=False)
 
-DEBUG = env.bool("DEBUG", default=True)
-
-_DEV_SECRET = "dev-only-insecure-secret-key-change-me-0123456789abcdefghijklmnop"  # noqa: S105 (DEBUG only)
-SECRET_KEY = env.str("SECRET_KEY", default=_DEV_SECRET if DEBUG else "")
+# Safe by default: production unless told otherwise. No secret ships in the repository; a missing one stops the
+# start instead of falling back to a key anyone could read (and forge visitor tokens and links with).
+DEBUG = env.bool("DEBUG", default=False)
+SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set (DEBUG is on or off alike). For development run `make run`, which writes a "
+        ".env.local with a fresh random key; in production set SECRET_KEY in the environment."
+    )
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -35,12 +41,14 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "channels",
     "django_prometheus",
     "bookings",
     "crm",
     "chatbot",
     "adminpanel",
+    # After chatbot: its `runworker` (the agent worker that reconnects to Redis and PostgreSQL) replaces
+    # channels' own (Django takes a command from the first app that has it).
+    "channels",
 ]
 
 MIDDLEWARE = [
@@ -147,7 +155,12 @@ LANGSMITH_API_KEY = env.str("LANGSMITH_API_KEY", default="")
 ACTIVE_CONTEXT_TTL_SECONDS = env.int("ACTIVE_CONTEXT_TTL_SECONDS", default=3600)
 SESSION_LOCK_TTL_SECONDS = env.int("SESSION_LOCK_TTL_SECONDS", default=120)
 CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=2000)
+# Abuse limits of the web chat, moving windows of one minute (the `limits` library, in Redis when REDIS_URL is
+# set): messages per contact, per client address and per school, and socket handshakes per client address.
 CHAT_RATE_LIMIT_PER_MINUTE = env.int("CHAT_RATE_LIMIT_PER_MINUTE", default=10)
+CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = env.int("CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE", default=30)
+CHAT_RATE_LIMIT_PER_SCHOOL_PER_MINUTE = env.int("CHAT_RATE_LIMIT_PER_SCHOOL_PER_MINUTE", default=600)
+CHAT_HANDSHAKES_PER_ADDRESS_PER_MINUTE = env.int("CHAT_HANDSHAKES_PER_ADDRESS_PER_MINUTE", default=30)
 # Websites that may embed the chat widget (exact origins, e.g. https://www.school.sg), besides ALLOWED_HOSTS.
 CHAT_ALLOWED_ORIGINS = env.list("CHAT_ALLOWED_ORIGINS", default=[])
 # A burst of fragments typed within this window is answered with one reply.
@@ -180,6 +193,16 @@ STORAGES = {
 }
 
 LOGIN_URL = "admin:login"
+
+# Where parents reach this site (e.g. https://concierge.school.example), for links sent on WhatsApp and Chatwoot
+# (the signed "change or cancel" link of a booking). Empty: those messages carry no link.
+SITE_URL = env.str("SITE_URL", default="").rstrip("/")
+BOOKING_MANAGE_LINK_MAX_AGE_DAYS = env.int("BOOKING_MANAGE_LINK_MAX_AGE_DAYS", default=45)
+
+# /metrics (Prometheus): a scraper sends `Authorization: Bearer <METRICS_TOKEN>`, or comes from an address in
+# METRICS_ALLOWED_IPS. Neither set: /metrics answers 404 to everyone.
+METRICS_TOKEN = env.str("METRICS_TOKEN", default="")
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=[])
 
 # --- Security (production values unless DEBUG) -------------------------------
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -8,5 +8,6 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("", include("django_prometheus.urls")),
+    path("", include("bookings.urls")),
     path("", include("chatbot.urls")),
 ]

@@ -29,13 +29,25 @@ PERSISTENT_CONTEXT_FIELDS = (
 
 
 class Contact(models.Model):
-    """A parent, as one school knows them. Identity is per school."""
+    """A parent, as one school knows them. Identity is per school.
+
+    A contact is identified only by what a platform vouches for: the signed web
+    visitor token (`web_visitor_id`), the Chatwoot contact id, or a WhatsApp
+    number (`phone` with `phone_verified`). A phone or e-mail a parent types is a
+    detail kept on the booking (and on the contact, unverified); it never joins
+    two contacts. See docs/identity.md.
+    """
 
     school = models.ForeignKey("bookings.School", on_delete=models.PROTECT, related_name="contacts")
     name = models.CharField(max_length=200, blank=True)
     preferred_name = models.CharField(max_length=100, blank=True)
     whatsapp_name = models.CharField(max_length=200, blank=True, help_text="Profile name on WhatsApp.")
     phone = models.CharField(max_length=32, blank=True, help_text="E.164, e.g. +6591234567.")
+    phone_verified = models.BooleanField(
+        default=False,
+        help_text="A platform vouched for this number (the WhatsApp sender). A typed number never is, and only "
+                  "a verified number identifies a contact (docs/identity.md).",
+    )
     email = models.EmailField(blank=True)
     web_visitor_id = models.CharField(max_length=64, blank=True, help_text="Anonymous id of the web chat visitor.")
     chatwoot_contact_id = models.CharField(max_length=64, blank=True)
@@ -47,7 +59,9 @@ class Contact(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["school", "phone"], condition=~Q(phone=""), name="contact_phone_unique"),
+            # Only a number a platform vouched for is an identity; typed numbers may repeat (docs/identity.md).
+            models.UniqueConstraint(fields=["school", "phone"], condition=Q(phone_verified=True) & ~Q(phone=""),
+                                    name="contact_verified_phone_unique"),
             models.UniqueConstraint(
                 fields=["school", "web_visitor_id"], condition=~Q(web_visitor_id=""), name="contact_visitor_unique"
             ),

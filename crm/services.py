@@ -17,6 +17,7 @@ from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
 def find_or_create_contact(
     *,
     school,
+    verified_phone: str = "",
     phone: str = "",
     email: str = "",
     name: str = "",
@@ -26,23 +27,30 @@ def find_or_create_contact(
 ) -> Contact:
     """The school's contact for this identity, created on first sight.
 
-    Looked up by the strongest identifier given: Chatwoot id, web visitor id,
-    then phone (already E.164). Blank fields of an existing contact are filled in.
+    Only what a platform vouches for identifies a contact (docs/identity.md): the
+    Chatwoot contact id, the signed web visitor id, then `verified_phone` (the
+    WhatsApp sender's number, E.164). `phone` and `email` are details someone
+    typed or a platform passed on unchecked: they are stored on a new contact
+    or a blank field, unverified, and never looked up. Blank fields of an
+    existing contact are filled in; nothing is overwritten.
     """
+    chatwoot_contact_id = str(chatwoot_contact_id or "")
     lookups = [
-        ("chatwoot_contact_id", str(chatwoot_contact_id or "")),
-        ("web_visitor_id", web_visitor_id),
-        ("phone", phone),
+        {"chatwoot_contact_id": chatwoot_contact_id} if chatwoot_contact_id else None,
+        {"web_visitor_id": web_visitor_id} if web_visitor_id else None,
+        {"phone": verified_phone, "phone_verified": True} if verified_phone else None,
     ]
-    fields = {"phone": phone, "email": email, "name": name, "whatsapp_name": whatsapp_name,
-              "web_visitor_id": web_visitor_id, "chatwoot_contact_id": str(chatwoot_contact_id or "")}
+    details = {"phone": phone, "email": email, "name": name, "whatsapp_name": whatsapp_name,
+               "web_visitor_id": web_visitor_id, "chatwoot_contact_id": chatwoot_contact_id}
     for _attempt in range(2):
-        for field, value in lookups:
-            if value:
-                contact = Contact.objects.filter(school=school, **{field: value}).first()
-                if contact:
-                    fill_contact_details(contact, **fields)
-                    return contact
+        for lookup in filter(None, lookups):
+            contact = Contact.objects.filter(school=school, **lookup).first()
+            if contact:
+                if verified_phone:
+                    _verify_phone(contact, verified_phone)
+                fill_contact_details(contact, **details)
+                return contact
+        fields = {**details, **({"phone": verified_phone, "phone_verified": True} if verified_phone else {})}
         try:
             with transaction.atomic():
                 return Contact.objects.create(school=school, **fields)
@@ -51,19 +59,38 @@ def find_or_create_contact(
     raise IntegrityError("Could not create or find the contact.")
 
 
-# Identifiers unique per school (see Contact.Meta.constraints).
-_UNIQUE_IDENTIFIERS = ("phone", "web_visitor_id", "chatwoot_contact_id")
+def _verify_phone(contact: Contact, number: str) -> None:
+    """A platform vouches for `number` as this contact's: it replaces an unverified (typed) one, unless another
+    contact of the school already holds it verified (two platform identities are never merged here)."""
+    if contact.phone_verified or (
+        Contact.objects.filter(school=contact.school_id, phone=number, phone_verified=True).exists()
+    ):
+        return
+    contact.phone, contact.phone_verified = number, True
+    try:
+        with transaction.atomic():
+            contact.save(update_fields=["phone", "phone_verified", "updated_at"])
+    except IntegrityError:  # verified for another contact at the same moment: leave this one as it was
+        contact.refresh_from_db(fields=["phone", "phone_verified"])
+
+
+# Identifiers unique per school (see Contact.Meta.constraints). A typed phone is not one of them.
+_UNIQUE_IDENTIFIERS = ("web_visitor_id", "chatwoot_contact_id")
 
 
 def fill_contact_details(contact: Contact, **fields: str) -> None:
-    """Fill the contact's blank fields; never overwrite what is there."""
+    """Fill the contact's blank fields; never overwrite what is there.
+
+    A `phone` given here is a detail (typed in a booking, passed on by a platform
+    that does not check it): it is kept unverified and identifies no one.
+    """
     changed = []
     for field, value in fields.items():
         if value and not getattr(contact, field):
             if field in _UNIQUE_IDENTIFIERS and (
                 Contact.objects.filter(school=contact.school_id, **{field: value}).exclude(pk=contact.pk).exists()
             ):
-                continue  # that number (or chat id) belongs to another contact of this school
+                continue  # that chat id belongs to another contact of this school
             setattr(contact, field, value)
             changed.append(field)
     if changed:

@@ -58,6 +58,7 @@ class ContactFactory(factory.django.DjangoModelFactory):
     name = factory.Faker("name")
     phone = factory.Sequence(lambda n: f"+65912{n:05d}")
     email = factory.LazyAttribute(lambda c: f"parent{c.phone[-5:]}@mail.example")
+    phone_verified = factory.LazyAttribute(lambda c: bool(c.phone))  # a known parent: the number WhatsApp gave
 
 
 class ChildFactory(factory.django.DjangoModelFactory):

@@ -2,6 +2,7 @@
 
 import io
 import os
+import re
 import shutil
 import subprocess
 
@@ -12,11 +13,12 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from adminpanel.management.commands.seed_demo import DEFAULT_PASSWORD, Command
+from adminpanel.management.commands.seed_demo import Command
 from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
 from chatbot.models import FaqEntry
 from crm.models import Activity, Contact, Deal
 
+DEMO_PASSWORD = "a-demo-password-from-the-environment"
 COUNTED = (School, SchoolClosure, FaqEntry, TourSlot, TourBooking, CallbackRequest, Contact, Deal, Activity, Group)
 
 
@@ -34,10 +36,10 @@ def counts() -> dict[str, int]:
 
 @pytest.fixture(autouse=True)
 def _development_install(settings, monkeypatch):
-    """A development install (pytest-django runs with DEBUG off) with no password in the environment."""
+    """A development install (pytest-django runs with DEBUG off) with the password `make run` keeps in .env.local."""
     settings.DEBUG = True
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast; not what is tested
-    monkeypatch.delenv("DEMO_ADMIN_PASSWORD", raising=False)
+    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", DEMO_PASSWORD)
 
 
 @pytest.mark.django_db
@@ -108,9 +110,9 @@ def test_users_and_groups():
     output = seed()
     users = {user.username: user for user in get_user_model().objects.all()}
     admin, reviewer, admissions = users["admin"], users["reviewer"], users["admissions"]
-    assert admin.is_superuser and admin.is_staff and admin.check_password(DEFAULT_PASSWORD)
-    assert reviewer.is_staff and not reviewer.is_superuser and reviewer.check_password(DEFAULT_PASSWORD)
-    assert admissions.is_staff and not admissions.is_superuser and admissions.check_password(DEFAULT_PASSWORD)
+    assert admin.is_superuser and admin.is_staff and admin.check_password(DEMO_PASSWORD)
+    assert reviewer.is_staff and not reviewer.is_superuser and reviewer.check_password(DEMO_PASSWORD)
+    assert admissions.is_staff and not admissions.is_superuser and admissions.check_password(DEMO_PASSWORD)
     assert list(reviewer.groups.values_list("name", flat=True)) == ["Reviewer"]
     assert list(admissions.groups.values_list("name", flat=True)) == ["Admissions"]
 
@@ -124,7 +126,7 @@ def test_users_and_groups():
     assert not admissions.has_perm("chatbot.change_conversation")
 
     assert "http://127.0.0.1:8000/admin/" in output
-    assert f"username: admin       password: {DEFAULT_PASSWORD}" in output
+    assert f"username: admin       password: {DEMO_PASSWORD}" in output
     assert "http://127.0.0.1:8000/chat/tampines/" in output
     assert "http://127.0.0.1:8000/chat/riverside/" in output
 
@@ -173,12 +175,13 @@ def test_existing_password_is_kept_unless_reset():
 
     seed("--reset-password")
     admin.refresh_from_db()
-    assert admin.check_password(DEFAULT_PASSWORD)
+    assert admin.check_password(DEMO_PASSWORD)
 
 
 @pytest.mark.django_db
 def test_debug_off_needs_an_explicit_password(settings, monkeypatch):
     settings.DEBUG = False
+    monkeypatch.delenv("DEMO_ADMIN_PASSWORD")
     with pytest.raises(CommandError, match="DEMO_ADMIN_PASSWORD"):
         seed()
     assert not School.objects.exists()
@@ -188,3 +191,16 @@ def test_debug_off_needs_an_explicit_password(settings, monkeypatch):
     output = seed()
     assert get_user_model().objects.get(username="admin").check_password("a-long-production-secret")
     assert "a-long-production-secret" not in output
+
+
+@pytest.mark.django_db
+def test_without_a_password_a_development_install_gets_a_random_one_printed(monkeypatch):
+    """No demo password is fixed in the repository (issue 12): each fresh install gets its own."""
+    monkeypatch.delenv("DEMO_ADMIN_PASSWORD")
+    output = seed()
+    [printed] = re.findall(r"username: admin\s+password: (\S+)", output)
+    assert len(printed) >= 16 and printed != "concierge-demo"
+    assert get_user_model().objects.get(username="admin").check_password(printed)
+    get_user_model().objects.all().delete()
+    [again] = re.findall(r"username: admin\s+password: (\S+)", seed())
+    assert again != printed

@@ -31,7 +31,7 @@ from django.utils import timezone
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
-from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options, queue_task
+from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options, queue_task, reply_text
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import current_conversation, end_conversation, receive
 from config.logging import mask_phone
@@ -145,7 +145,7 @@ def reply_bodies(message: Message) -> list[dict]:
     within WhatsApp's 20-character button limit; the value is the canonical
     "Wednesday 2026-11-25 at 09:00" (the web widget sends that back).
     """
-    text = message.text.strip()
+    text = reply_text(message)
     plain = {"content": text, "message_type": "outgoing", "private": False}
     options = choice_options(message, max_items=10, title_max=20)
     if not options:
@@ -329,7 +329,10 @@ def _contact_for(school: School, sender: dict, channel_type: str) -> Contact | N
         except InvalidContactDetail:
             email = ""
     on_whatsapp = "whatsapp" in (channel_type or "").lower()
-    return find_or_create_contact(school=school, phone=phone, email=email, chatwoot_contact_id=str(sender["id"]),
+    # The Chatwoot contact id identifies the parent. On a WhatsApp inbox the number is the sender's, vouched for
+    # by WhatsApp; elsewhere (website widget, e-mail) it is whatever the visitor typed: a detail, never a key.
+    return find_or_create_contact(school=school, chatwoot_contact_id=str(sender["id"]), email=email,
+                                  **({"verified_phone": phone} if on_whatsapp else {"phone": phone}),
                                   whatsapp_name=str(sender.get("name") or "")[:200] if on_whatsapp else "")
 
 

@@ -19,6 +19,7 @@ import logging
 from django.db import IntegrityError
 from django.utils import timezone
 
+from bookings.links import manage_url
 from chatbot.models import Conversation, Message
 from crm.external import ledger
 from crm.external.http import PermanentError, TransientError
@@ -63,6 +64,18 @@ def queue_task(task, *args) -> None:
         task.delay(*args)
     except Exception:
         logger.exception("could not queue %s%s", task.name, args)
+
+
+def reply_text(message: Message) -> str:
+    """The reply's text for a platform that shows no cards: a confirmed booking gets its signed manage link,
+    sent to this channel only, the one that booked it (docs/identity.md). Without SITE_URL there is no link."""
+    text = message.text.strip()
+    for block in message.payload.get("blocks", []):
+        if block.get("type") == "booking_confirmation" and block.get("booking_id"):
+            link = manage_url(str(block["booking_id"]))
+            if link and link not in text:
+                text = f"{text}\n\nTo change or cancel this tour: {link}".strip()
+    return text
 
 
 def choice_options(message: Message, *, max_items: int = 10, title_max: int = 20) -> list[tuple[str, str]]:

@@ -26,6 +26,7 @@ from django.core import signing
 from django.core.exceptions import ImproperlyConfigured
 from redis.exceptions import RedisError
 
+from bookings.links import manage_path
 from bookings.models import School
 from chatbot import selectors
 from chatbot.channels.base import TurnObserver, register_observer
@@ -47,9 +48,17 @@ def group_name(conversation_id: int) -> str:
     return f"chat_{conversation_id}"
 
 
+def _with_manage_link(block: dict) -> dict:
+    """A booking card on the web chat that booked it carries the tour's signed manage link (docs/identity.md)."""
+    if block.get("type") == "booking_confirmation" and block.get("booking_id"):
+        return {**block, "manage_url": manage_path(str(block["booking_id"]))}
+    return block
+
+
 def message_event(message: Message) -> dict:
     return {"type": "message", "id": message.pk, "role": message.role, "text": message.text,
-            "blocks": message.payload.get("blocks", []), "created_at": message.created_at.isoformat()}
+            "blocks": [_with_manage_link(b) for b in message.payload.get("blocks", [])],
+            "created_at": message.created_at.isoformat()}
 
 
 class WebObserver(TurnObserver):

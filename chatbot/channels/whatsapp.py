@@ -26,7 +26,7 @@ from django.conf import settings
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
-from chatbot.channels.outbound import Sender, choice_options, queue_task
+from chatbot.channels.outbound import Sender, choice_options, queue_task, reply_text
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import receive
 from config.logging import mask_phone
@@ -119,7 +119,7 @@ def _chunks(text: str, size: int) -> list[str]:
 def reply_bodies(message: Message, to: str) -> list[dict]:
     """Graph API message bodies for one reply: text, then the slot choice as buttons (<= 3) or a list."""
     base = {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to}
-    text = message.text.strip() or "…"
+    text = reply_text(message) or "…"
     texts = [{**base, "type": "text", "text": {"preview_url": False, "body": chunk}}
              for chunk in _chunks(text, TEXT_LIMIT)]
     options = choice_options(message, max_items=10, title_max=24)
@@ -187,7 +187,8 @@ def _contact_for(school: School, inbound: Inbound) -> Contact | None:
     except InvalidContactDetail:
         logger.warning("WhatsApp sender %s is not a phone number: ignored", mask_phone(inbound.wa_id))
         return None
-    return find_or_create_contact(school=school, phone=phone, whatsapp_name=inbound.profile_name[:200])
+    # WhatsApp vouches for the sender's number: it identifies the contact (docs/identity.md).
+    return find_or_create_contact(school=school, verified_phone=phone, whatsapp_name=inbound.profile_name[:200])
 
 
 async def handle_payload(payload: dict) -> list[str]:

@@ -462,6 +462,12 @@
       link.appendChild(el("span", "", "Add to calendar"));
       node.appendChild(link);
     }
+    if (block.manage_url) {
+      var manage = attrs(el("a", "stc-card-action"), { href: absoluteUrl(block.manage_url), target: "_blank",
+        rel: "noopener" });
+      manage.appendChild(el("span", "", "Change or cancel"));
+      node.appendChild(manage);
+    }
     return node;
   }
 

@@ -79,12 +79,13 @@ def test_booking_never_overwrites_what_the_contact_already_has(school, tuesday, 
     assert (contact.name, contact.phone, contact.email) == ("Mrs Tan", "+6598765432", "old@example.com")
 
 
-def test_booking_does_not_take_another_contacts_phone(school, blank_contact, tuesday, now):
-    owner = ContactFactory(school=school, phone="+6591234567")
+def test_a_typed_phone_is_kept_unverified_and_identifies_no_one(school, blank_contact, tuesday, now):
+    owner = ContactFactory(school=school, phone="+6591234567")  # WhatsApp vouched for this number
     book(school, blank_contact, tuesday, now=now, parent_phone="9123 4567")
     blank_contact.refresh_from_db()
-    assert blank_contact.phone == ""
+    assert (blank_contact.phone, blank_contact.phone_verified) == ("+6591234567", False), "a detail, unverified"
     assert Contact.objects.get(pk=owner.pk).phone == "+6591234567"
+    assert crm.find_or_create_contact(school=school, verified_phone="+6591234567") == owner
 
 
 def test_a_second_booking_reuses_the_open_deal(school, contact, tuesday, now):
@@ -286,34 +287,44 @@ def test_display_name_falls_back(school):
     assert str(contact) == "Tan Mei Lin"
 
 
-# --- find_or_create_contact -----------------------------------------------------------------
+# --- find_or_create_contact: only what a platform vouches for identifies a contact (docs/identity.md) ------------
 
 
 def test_creates_a_contact_on_first_sight(school):
-    contact = crm.find_or_create_contact(school=school, phone="+6591234567", name="Mei", chatwoot_contact_id=42,
-                                         whatsapp_name="Mei T")
-    assert (contact.phone, contact.name, contact.chatwoot_contact_id, contact.whatsapp_name) == (
-        "+6591234567", "Mei", "42", "Mei T",
-    )
+    contact = crm.find_or_create_contact(school=school, verified_phone="+6591234567", name="Mei",
+                                         chatwoot_contact_id=42, whatsapp_name="Mei T")
+    assert (contact.phone, contact.phone_verified, contact.name, contact.chatwoot_contact_id,
+            contact.whatsapp_name) == ("+6591234567", True, "Mei", "42", "Mei T")
     assert contact.school == school
 
 
 @pytest.mark.parametrize(
     "identity",
-    [{"chatwoot_contact_id": 42}, {"chatwoot_contact_id": "42"}, {"web_visitor_id": "v-1"}, {"phone": "+6591234567"}],
+    [{"chatwoot_contact_id": 42}, {"chatwoot_contact_id": "42"}, {"web_visitor_id": "v-1"},
+     {"verified_phone": "+6591234567"}],
 )
-def test_finds_the_contact_by_any_identifier(school, identity):
+def test_finds_the_contact_by_any_platform_identifier(school, identity):
     existing = ContactFactory(school=school, phone="+6591234567", web_visitor_id="v-1", chatwoot_contact_id="42")
     assert crm.find_or_create_contact(school=school, **identity) == existing
     assert Contact.objects.count() == 1
+
+
+def test_a_typed_phone_or_email_never_finds_a_contact(school):
+    verified = ContactFactory(school=school, phone="+6591234567", email="mei@example.com")
+    typed = Contact.objects.create(school=school, web_visitor_id="v-1", phone="+6598765432")
+    assert crm.find_or_create_contact(school=school, phone="+6591234567") not in (verified, typed)
+    assert crm.find_or_create_contact(school=school, email="mei@example.com") != verified
+    assert crm.find_or_create_contact(school=school, verified_phone="+6598765432") != typed, \
+        "an unverified number is not an identity, even for a platform that vouches for it later"
+    assert Contact.objects.get(pk=typed.pk).phone_verified is False
 
 
 def test_the_strongest_identifier_wins(school):
     by_phone = ContactFactory(school=school, phone="+6591234567")
     by_visitor = ContactFactory(school=school, phone="+6598765432", web_visitor_id="v-1")
     by_chatwoot = ContactFactory(school=school, phone="+6581234567", chatwoot_contact_id="42")
-    assert crm.find_or_create_contact(school=school, phone=by_phone.phone, web_visitor_id="v-1") == by_visitor
-    assert crm.find_or_create_contact(school=school, phone=by_phone.phone, web_visitor_id="v-1",
+    assert crm.find_or_create_contact(school=school, verified_phone=by_phone.phone, web_visitor_id="v-1") == by_visitor
+    assert crm.find_or_create_contact(school=school, verified_phone=by_phone.phone, web_visitor_id="v-1",
                                       chatwoot_contact_id="42") == by_chatwoot
     assert Contact.objects.count() == 3
 
@@ -324,18 +335,21 @@ def test_fills_blanks_without_overwriting(school):
                                        email="mei@example.com", chatwoot_contact_id=7)
     assert found == existing
     found.refresh_from_db()
-    assert (found.name, found.phone, found.email, found.chatwoot_contact_id) == (
-        "Mei", "+6591234567", "mei@example.com", "7",
+    assert (found.name, found.phone, found.phone_verified, found.email, found.chatwoot_contact_id) == (
+        "Mei", "+6591234567", False, "mei@example.com", "7",
     )
 
 
-def test_never_steals_another_contacts_phone(school):
-    owner = ContactFactory(school=school, phone="+6591234567")
-    visitor = Contact.objects.create(school=school, web_visitor_id="v-1")
-    found = crm.find_or_create_contact(school=school, web_visitor_id="v-1", phone="+6591234567")
-    assert found == visitor
-    assert Contact.objects.get(pk=visitor.pk).phone == ""
-    assert Contact.objects.get(pk=owner.pk).phone == "+6591234567"
+def test_a_platform_number_replaces_a_typed_one_but_is_never_taken_from_another_contact(school):
+    chatwoot = Contact.objects.create(school=school, chatwoot_contact_id="42", phone="+6598765432")
+    found = crm.find_or_create_contact(school=school, chatwoot_contact_id=42, verified_phone="+6591234567")
+    assert found == chatwoot
+    assert (found.phone, found.phone_verified) == ("+6591234567", True)
+    owner = ContactFactory(school=school, phone="+6581234567")
+    other = crm.find_or_create_contact(school=school, chatwoot_contact_id=43, phone="+6581234567")
+    assert other != owner
+    crm.find_or_create_contact(school=school, chatwoot_contact_id=43, verified_phone="+6581234567")
+    assert Contact.objects.get(pk=other.pk).phone_verified is False, "that number is another contact's identity"
 
 
 def test_never_steals_another_contacts_visitor_or_chatwoot_id(school):
@@ -345,17 +359,19 @@ def test_never_steals_another_contacts_visitor_or_chatwoot_id(school):
     assert found == chatwoot
     assert Contact.objects.get(pk=chatwoot.pk).web_visitor_id == ""
     assert Contact.objects.get(pk=web.pk).web_visitor_id == "v-1"
+    # Two identities a platform vouches for (a WhatsApp number, then the same number's Chatwoot contact) join.
     phone_only = ContactFactory(school=school, phone="+6591234567")
-    assert crm.find_or_create_contact(school=school, phone="+6591234567", chatwoot_contact_id="43") == phone_only
+    assert crm.find_or_create_contact(school=school, verified_phone="+6591234567", chatwoot_contact_id="43") == \
+        phone_only
     assert Contact.objects.get(pk=phone_only.pk).chatwoot_contact_id == "43"
 
 
 def test_identity_is_per_school(school):
     other_school = SchoolFactory()
-    here = crm.find_or_create_contact(school=school, phone="+6591234567")
-    there = crm.find_or_create_contact(school=other_school, phone="+6591234567")
+    here = crm.find_or_create_contact(school=school, verified_phone="+6591234567")
+    there = crm.find_or_create_contact(school=other_school, verified_phone="+6591234567")
     assert here != there
-    assert crm.find_or_create_contact(school=school, phone="+6591234567") == here
+    assert crm.find_or_create_contact(school=school, verified_phone="+6591234567") == here
 
 
 def test_nothing_to_go_on_creates_an_anonymous_contact(school):
@@ -375,7 +391,8 @@ def test_parallel_first_messages_create_one_contact():
     def first_message():
         try:
             barrier.wait()
-            found.append(crm.find_or_create_contact(school=school, phone="+6591234567", web_visitor_id="v-1").pk)
+            found.append(crm.find_or_create_contact(school=school, verified_phone="+6591234567",
+                                                   web_visitor_id="v-1").pk)
         except Exception as exc:  # reported below
             errors.append(exc)
         finally:

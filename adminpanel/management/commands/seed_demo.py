@@ -11,6 +11,7 @@ The summary's URLs use `--base-url` (`make run` passes its HOST and PORT).
 import argparse
 import datetime as dt
 import os
+import secrets
 from urllib.parse import urlsplit
 
 from django.apps import apps
@@ -29,7 +30,6 @@ from chatbot.models import FaqEntry
 from crm.services import find_or_create_contact
 
 BASE_URL = "http://127.0.0.1:8000"  # what `manage.py runserver` and `make run` serve by default
-DEFAULT_PASSWORD = "concierge-demo"  # noqa: S105 - the documented demo password, refused when DEBUG is off
 HOLIDAY_HORIZON_DAYS = 60
 ALL = ("add", "change", "delete", "view")
 
@@ -240,13 +240,16 @@ def base_url(value: str) -> str:
 
 
 def demo_password() -> str:
-    """DEMO_ADMIN_PASSWORD, or the well-known demo password, which only a DEBUG install may use."""
+    """DEMO_ADMIN_PASSWORD; on a development install without one, a fresh random password (printed once).
+
+    No password is fixed in the repository: `make run` keeps a random one in .env.local (config/local_env.py).
+    """
     password = os.environ.get("DEMO_ADMIN_PASSWORD", "")
     if password:
         return password
     if not settings.DEBUG:
         raise CommandError(
-            "DEBUG is off, so seed_demo will not create staff users with the public demo password. "
+            "DEBUG is off, so seed_demo will not invent a password for staff users. "
             "Set DEMO_ADMIN_PASSWORD to the password the demo users should have."
         )
-    return DEFAULT_PASSWORD
+    return secrets.token_urlsafe(12)

@@ -66,7 +66,8 @@ class Command(BaseCommand):
             e164 = normalise_phone(phone, school_obj.default_phone_region) if phone else ""
         except InvalidContactDetail as exc:
             raise CommandError(exc.message) from None
-        contact = find_or_create_contact(school=school_obj, phone=e164, name=name,
+        # The operator's own terminal: --phone picks the contact WhatsApp knows by that number.
+        contact = find_or_create_contact(school=school_obj, verified_phone=e164, name=name,
                                          web_visitor_id="" if e164 else f"cli-{uuid.uuid4().hex[:12]}")
         console = Console(highlight=False, soft_wrap=True)
         register_observer(Channel.CLI, TerminalObserver(console, show_steps=not quiet))

@@ -1,13 +1,28 @@
-"""Dates and times in a parent's words ("next Tuesday", "15 Sept", "tomorrow morning", "2:30 pm").
+"""Dates and times in a parent's words ("next Tuesday", "15 Sept", "tomorrow morning", "half past 2", "four pm").
 
-Small patterns only *spot* the phrases that can be a date or a time; dateparser
-parses each phrase against TODAY from the prompt. Parsing only the spotted
-phrases keeps a call fast and stops dateparser from reading dates into names
-or ages.
+Three steps, shared by the offline policy (find_when) and the tools (read_time, via
+chatbot.agent.datetimes):
+
+1. `normalise` rewrites the ways people *say* a time into the digits dateparser reads
+   ("half past 9" -> "9:30", "quarter to 2" -> "1:45", "four pm" -> "4 pm",
+   "6 o'clock" -> "6:00"), keeping a map back to the original characters.
+2. Small patterns only *spot* the phrases that can be a date or a time; dateparser
+   parses each phrase against TODAY from the prompt. Parsing only the spotted phrases
+   keeps a call fast and stops dateparser from reading dates into names or ages.
+3. What dateparser cannot know is decided here, once:
+   - a 12-hour time without am/pm takes the part of day said nearest to it in the
+     sentence ("afternoon 2:45", "4 in the evening", "morning 10"); without one, hours
+     1-7 are the afternoon (a school tour "at 3" is 15:00) unless the timetable has
+     only the other reading; a zero-padded "07:30" is a 24-hour time;
+   - "<weekday> next week / this week" is one day of that week ("this week" alone
+     stays a range);
+   - a day and month without a year that is today stays today (dateparser's "future"
+     preference would push "1 March" said on 1 March to next year).
 """
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -16,33 +31,159 @@ from dateparser.date import DateDataParser
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 PARTS_OF_DAY = ("morning", "afternoon", "evening")
 MIN_RANGE_DAYS = 3
+HOUR_WORDS = {word: n for n, word in enumerate(
+    ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"], start=1)}
+MINUTE_WORDS = {"five": 5, "ten": 10, "fifteen": 15, "twenty": 20, "twenty-five": 25, "twenty five": 25,
+                "thirty": 30, "forty-five": 45, "forty five": 45}
 
 _WEEKDAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?s?"
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?"
+          r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")  # whole words: "maybe" is not May
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_NOT_A_TIME = r"(?![:.]?\d|\s*[ap]m\b)"  # "March 11:30", "Friday 10am": the number is a time, not a day
+_WEEK = r"(?:next|this|coming|the\s+following|the\s+coming)\s+week"
+_PART = r"(?:morning|afternoon|evening|night)"
+# After "around 3" / "about 3", only these make it a time: "about 3 questions" is a count.
+_THEN_WHEN = (r"(?=\s*(?:[,.!?;)]|$)|\s+(?:on|this|next|tomorrow|today|tonight|in|or|if|please|then|would|works?"
+              r"|is|suits?|ish)\b|-ish)")
+# Nouns that make a number a count, not a time: "at two of them", "about 3 people".
+_COUNTED = (r"(?:people|persons?|of|kids|children|adults|guests|students|parents|tickets|seats|places|spots"
+            r"|years?|yrs|months?|weeks?|days?|hours?|hrs|minutes?|mins)\b")
+
 DATE_PHRASE = re.compile(
-    rf"""\b(?:day\ after\ tomorrow|today|tonight|tomorrow|tmrw?)\b
+    rf"""\b{_WEEKDAY},?\s+(?:of\s+)?{_WEEK}\b | \b{_WEEK}(?:'s)?,?\s+(?:on\s+)?{_WEEKDAY}\b
+    | \b(?:day\ after\ tomorrow|today|tonight|tomorrow|tmrw?)\b
     | \b(?:(?:this|next|coming|this\ coming)\s+)?{_WEEKDAY}\b
-      (?:,?\s+(?:the\s+)?{_DAY}(?:\s+(?:of\s+)?{_MONTH})?\b(?![:.]?\d|\s*[ap]\.?m\b))?
-    | \b{_DAY}\s+(?:of\s+)?{_MONTH}(?:\s+\d{{4}})?
-    | \b{_MONTH}\s+{_DAY}\b(?:,?\s+\d{{4}})?
+      (?:,?\s+(?:the\s+)?{_DAY}(?:\s+(?:of\s+)?{_MONTH})?\b{_NOT_A_TIME})?
+    | \b(?:the\s+)?(?<![:.]){_DAY}\s+(?:of\s+)?{_MONTH}(?:\s+\d{{4}})?
+    | \b{_MONTH}\s+(?:the\s+)?{_DAY}\b{_NOT_A_TIME}(?:,?\s+\d{{4}})?
     | \b\d{{4}}-\d{{2}}-\d{{2}}\b
     | \b\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?\b
-    | \b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\b(?!\s+(?:one|option|slot))
+    | \b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\b(?:\s+of\s+(?:this|next|the\s+following)\s+month\b
+      | (?!\s+(?:one|option|slot)))
     | \b(?:this|next)\s+(?:week(?:end)?)\b | \b(?:the\s+)?weekend\b | \bin\s+(?:a|one|two|three|\d)\s+weeks?\b
     """,
     re.IGNORECASE | re.VERBOSE,
 )
+# Spotted in normalised text, so "half past 2" is already "2:30" and "four pm" is "4 pm".
 TIME_PHRASE = re.compile(
-    r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\b(?:noon|midday)\b|(?<=\bat\s)\d{1,2}\b(?![:/.\d])",
+    rf"""\b\d{{1,2}}(?:[:.]\d{{2}})?\s*(?:am|pm)\b | \b\d{{1,2}}:\d{{2}}\b | \b(?:noon|midday)\b
+    | (?<![$£€.\d])\b\d{{1,2}}\.[0-5]\d\b(?![.,]?\d|\s*%)
+    | (?:(?<=\bat\s)|(?<=morning\s)|(?<=afternoon\s)|(?<=evening\s)|(?<=night\s))
+      \d{{1,2}}\b(?![:/.]?\d)(?!\s+{_COUNTED})
+    | (?:(?<=\baround\s)|(?<=\babout\s))\d{{1,2}}\b(?![:/.]?\d){_THEN_WHEN}  # not "about 3 questions"
+    | \b\d{{1,2}}(?=\s+(?:in\s+the|this|at|tomorrow|today)\s+{_PART}\b|\s+tonight\b)
+    """,
+    re.IGNORECASE | re.VERBOSE,
+)
+PART_OF_DAY = re.compile(
+    r"\b(morning|afternoon|evening|lunch ?time|after school|tonight|(?:at|in the) night|night(?=\s+\d))s?\b",
     re.IGNORECASE,
 )
-PART_OF_DAY = re.compile(r"\b(morning|afternoon|evening|lunch ?time|after school)s?\b", re.IGNORECASE)
-OPEN_ENDED = re.compile(r"\b(?:after|before|from|around|anytime after)\s+(?:at\s+)?$", re.IGNORECASE)
+OPEN_ENDED = re.compile(r"\b(?:after|before|from|anytime after)\s+(?:at\s+)?$", re.IGNORECASE)
 RANGE_JOIN = re.compile(r"\s*(?:and|to|till|until|through|-|–)\s*", re.IGNORECASE)
 OLD_VALUE = re.compile(r"\b(?:not|instead of|from|rather than)\s+$", re.IGNORECASE)
 BARE_WEEKDAY = re.compile(rf"^(?:coming\s+|this\s+coming\s+)?{_WEEKDAY}$", re.IGNORECASE)
 BARE_DAY = re.compile(r"^(?:the\s+)?\d{1,2}(?:st|nd|rd|th)$", re.IGNORECASE)
+SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
+BARE_HOUR = re.compile(r"\d{1,2}h?")
+
+# --- step 1: say it in digits ----------------------------------------------------------------
+
+_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+             "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
+             "eighteenth", "nineteenth", "twentieth"]
+ORDINAL_WORDS = {word: n for n, word in enumerate(_ORDINALS, start=1)} | {
+    f"{tens}{sep}{unit}": base + n for tens, base in (("twenty", 20), ("thirty", 30))
+    for n, unit in enumerate(_ORDINALS[:9], start=1) for sep in ("-", " ") if base + n <= 31} | {"thirtieth": 30}
+_ORDINAL = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
+_HOUR = r"\d{1,2}"
+_MINUTES = rf"(?:\d{{1,2}}|{'|'.join(sorted(MINUTE_WORDS, key=len, reverse=True))})"
+_TIME_LEAD = re.compile(r"\b(?:at|around|about|past|after|to|till|half)\s+$", re.IGNORECASE)
+_TIME_TAIL = re.compile(
+    rf"\s*(?::\d|[ap]m\b)|\s+(?:(?:in\s+the|this|at)\s+)?{_PART}\b|\s+tonight\b|\s+(?:fifteen|thirty|forty[- ]?five)\b",
+    re.IGNORECASE,
+)
+
+
+def _hour_word(match: re.Match) -> str:
+    """"four pm", "at seven", "quarter to two" -> digits; "at two of them", "the afternoon one" stay words.
+
+    "one" is so often a pronoun ("look at one more", "at one point") that after "at" it must end the phrase."""
+    word, after = match.group(0), match.string[match.end() :]
+    before = match.string[max(0, match.start() - 15) : match.start()]
+    if re.match(rf"\s+{_COUNTED}", after, re.IGNORECASE):
+        return word
+    lead = _TIME_LEAD.search(before)
+    if lead and word.lower() == "one" and re.match(r"(?:at|around|about)\b", lead.group(0), re.IGNORECASE):
+        lead = re.match(_THEN_WHEN, after, re.IGNORECASE)
+    return str(HOUR_WORDS[word.lower()]) if _TIME_TAIL.match(after) or lead else word
+
+
+def _ordinal(match: re.Match) -> str:
+    n = ORDINAL_WORDS[re.sub(r"\s+", " ", match.group("ordinal").lower())]
+    suffix = "th" if 10 <= n <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{match.group('month') or ''}{n}{suffix}"
+
+
+def _minutes(how: str) -> int:
+    """"half" -> 30, "a quarter" -> 15, "twenty five minutes" -> 25, "10" -> 10."""
+    how = re.sub(r"\s+minutes?$", "", how.lower()).replace("-", " ")
+    if how == "half":
+        return 30
+    if how.endswith("quarter"):
+        return 15
+    return int(how) if how.isdigit() else MINUTE_WORDS[how]
+
+
+def _past(match: re.Match) -> str:
+    """"half past 9", "quarter past 9", "20 past 9" -> "9:30", "9:15", "9:20"."""
+    minutes = _minutes(match.group("how"))
+    return f"{match.group('hour')}:{minutes:02d}" if minutes < 60 else match.group(0)
+
+
+def _to(match: re.Match) -> str:
+    """"quarter to 2", "10 minutes to 2" -> "1:45", "1:50" ("quarter to 13" -> "12:45")."""
+    minutes, hour = _minutes(match.group("how")), int(match.group("hour"))
+    return f"{hour - 1 if hour > 1 else 12}:{60 - minutes:02d}" if 0 < minutes < 60 else match.group(0)
+
+
+_SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
+    (re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE), r"\1m"),
+    (re.compile(rf"\b(\d{{1,2}}|{'|'.join(HOUR_WORDS)})\s*o\s?['\"’`]?\s?clock\b", re.IGNORECASE), r"\1:00"),
+    # "the second of March", "March the third", "the first of next month" -> "2nd", "3rd", "1st"
+    (re.compile(rf"(?P<month>\b{_MONTH}\s+(?:the\s+)?)?\b(?P<ordinal>{_ORDINAL})\b"
+                rf"(?(month)|(?=\s+of\s+(?:{_MONTH}|(?:this|next)\s+month)))", re.IGNORECASE), _ordinal),
+    (re.compile(rf"\b(?:{'|'.join(HOUR_WORDS)})\b", re.IGNORECASE), _hour_word),
+    (re.compile(rf"\b({_HOUR})\s+(fifteen|thirty|forty[- ]?five)\b(?!\s+{_COUNTED})", re.IGNORECASE),
+     lambda m: f"{m.group(1)}:{_minutes(m.group(2)):02d}"),
+    (re.compile(rf"\b(?P<how>half|(?:a\s+)?quarter|{_MINUTES}(?:\s+minutes?)?)\s+(?:past|after)\s+(?P<hour>{_HOUR})\b"
+                r"(?![:.]\d)", re.IGNORECASE), _past),
+    # "to" only after words that cannot start a range: "ten to twelve" may be 10-12, "twenty to ten" is 9:40
+    (re.compile(rf"\b(?P<how>(?:a\s+)?quarter|twenty(?:[- ]five)?|{_MINUTES}\s+minutes?)\s+(?:to|till|til)\s+"
+                rf"(?P<hour>{_HOUR})\b(?![:.]\d)", re.IGNORECASE), _to),
+    (re.compile(rf"\bhalf\s+({_HOUR})\b(?![:.]\d)(?!\s+{_COUNTED})", re.IGNORECASE), r"\1:30"),  # British "half 3"
+]
+
+
+def normalise(text: str) -> tuple[str, list[int]]:
+    """`text` with spoken times in digits, and for each character of it (and its end) where it was in `text`."""
+    index = list(range(len(text) + 1))
+    for pattern, repl in _SPOKEN:
+        out: list[str] = []
+        out_index: list[int] = []
+        last = 0
+        for match in pattern.finditer(text):
+            new = match.expand(repl) if isinstance(repl, str) else repl(match)
+            out.append(text[last : match.start()] + new)
+            out_index += index[last : match.start()] + [index[match.start()]] * len(new)
+            last = match.end()
+        if out:
+            text, index = "".join(out) + text[last:], out_index + index[last:]
+    return text, index
+
+
+# --- step 2: spot and parse -------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -90,7 +231,7 @@ def _parse(phrase: str, base: dt.datetime):
         return None
 
 
-def _normalise(phrase: str) -> str:
+def _date_words(phrase: str) -> str:
     phrase = re.sub(r"\btmrw?\b", "tomorrow", phrase, flags=re.IGNORECASE)
     phrase = re.sub(r"\btonight\b", "today", phrase, flags=re.IGNORECASE)
     phrase = re.sub(r"^(?:this\s+)?coming\s+", "", phrase, flags=re.IGNORECASE)
@@ -102,14 +243,30 @@ def _week(day: dt.date) -> tuple[dt.date, dt.date]:
     return monday, monday + dt.timedelta(days=6)
 
 
+def _day_of_week(phrase: str, base: dt.datetime) -> dt.date | None:
+    """"Friday next week", "this week on Sunday": that day of the week dateparser reads the week words as."""
+    week = re.search(_WEEK, phrase, re.IGNORECASE).group(0).lower()
+    week = "this week" if week == "this week" else "next week"  # "the following week", "coming week"
+    day = re.search(_WEEKDAY, re.sub(_WEEK, "", phrase, flags=re.IGNORECASE), re.IGNORECASE)
+    data = _parse(week, base)
+    if day is None or data is None or data.date_obj is None:
+        return None
+    weekday = next(i for i, name in enumerate(WEEKDAYS) if name.startswith(day.group(0).lower()[:3]))
+    found = _week(data.date_obj.date())[0] + dt.timedelta(days=weekday)
+    return found + dt.timedelta(days=7) if found < base.date() else found  # "Friday this week" said on a Sunday
+
+
 def _date_of(phrase: str, today: dt.date, base: dt.datetime) -> When | None:
     lowered = phrase.lower()
+    if re.search(_WEEKDAY, lowered) and re.search(_WEEK, lowered):
+        day = _day_of_week(phrase, base)
+        return When(date=day, kind="exact", date_phrase=phrase) if day else None
     if "weekend" in lowered:
         saturday = today + dt.timedelta(days=(5 - today.weekday()) % 7)
         if "next" in lowered:
             saturday += dt.timedelta(days=7)
         return When(start=saturday, end=saturday + dt.timedelta(days=1), date_phrase=phrase)
-    data = _parse(_normalise(phrase), base)
+    data = _parse(_date_words(phrase), base)
     if data is None or data.date_obj is None:
         return None
     day = data.date_obj.date()
@@ -118,6 +275,8 @@ def _date_of(phrase: str, today: dt.date, base: dt.datetime) -> When | None:
         start = max(start, today)
         end = max(end, start + dt.timedelta(days=MIN_RANGE_DAYS))  # "this week" said on a Sunday
         return When(start=start, end=end, date_phrase=phrase)
+    if day.year == today.year + 1 and not re.search(r"\d{4}", phrase) and _year_earlier(day) == today:
+        day = today  # "1 March" said on 1 March: dateparser's "future" took it for next year's
     kind = "exact"
     if BARE_WEEKDAY.match(phrase.strip()):
         kind = "weekday"
@@ -128,19 +287,49 @@ def _date_of(phrase: str, today: dt.date, base: dt.datetime) -> When | None:
     return When(date=day, kind=kind, date_phrase=phrase)
 
 
-def _time_of(phrase: str, base: dt.datetime, tour_times: tuple[str, ...]) -> str | None:
-    if phrase.isdigit():  # "at 9": the tour start time with that hour, else the afternoon for 1-7
-        hour = int(phrase)
-        for candidate in (hour, hour + 12):
-            if f"{candidate:02d}:00" in tour_times:
-                return f"{candidate:02d}:00"
-        if not 0 < hour <= 12:
-            return None
-        return f"{hour + 12 if hour < 8 else hour:02d}:00"
-    data = _parse(phrase.replace(".", ":") if re.search(r"\d\.\d", phrase) else phrase, base)
-    if data is None or data.date_obj is None or data.period != "time":
+def _year_earlier(day: dt.date) -> dt.date | None:
+    try:
+        return day.replace(year=day.year - 1)
+    except ValueError:  # 29 February
         return None
-    return data.date_obj.strftime("%H:%M")
+
+
+def _twelve_hour(hour: int, minute: int, half: str | None, tour_times: tuple[str, ...]) -> int:
+    """The 24-hour hour of a 1-12 hour said without am/pm; `half` is "am"/"pm" from a part of day said near it."""
+    if half == "pm":
+        return hour % 12 + 12
+    if half == "am" and hour >= 6:  # "morning ... at 2" is more likely 2 pm than 2 a.m.
+        return hour
+    readings = (hour + 12, hour) if hour < 8 else (hour, hour % 12 + 12)
+    return next((h for h in readings if f"{h:02d}:{minute:02d}" in tour_times), readings[0])
+
+
+def _time_of(phrase: str, half: str | None, base: dt.datetime, tour_times: tuple[str, ...]) -> str | None:
+    if phrase in ("noon", "midday"):
+        return "12:00"
+    if phrase.isdigit():
+        hour, minute = int(phrase), 0
+    else:
+        data = _parse(phrase.replace(".", ":") if re.search(r"\d\.\d", phrase) else phrase, base)
+        if data is None or data.date_obj is None or data.period != "time":
+            return None
+        hour, minute = data.date_obj.hour, data.date_obj.minute
+    if 1 <= hour <= 12 and not re.search(r"[ap]m|^0\d", phrase):
+        hour = _twelve_hour(hour, minute, half, tour_times)
+    return f"{hour:02d}:{minute:02d}" if 0 <= hour < 24 else None
+
+
+def _half_of_day(text: str, match: re.Match, parts: list[re.Match]) -> str | None:
+    """"am" or "pm" from the part of day said closest to a time in its sentence ("evening 6:30", "4 in the evening").
+
+    "Lunchtime" and "after school" say nothing about am/pm: the hour decides."""
+    same = [p for p in parts
+            if not SENTENCE_END.search(text[min(p.end(), match.end()) : max(p.start(), match.start())])]
+    if not same:
+        return None
+    nearest = min(same, key=lambda p: min(abs(p.start() - match.end()), abs(match.start() - p.end())))
+    word = nearest.group(1).lower()
+    return "am" if word == "morning" else "pm" if word.endswith(("afternoon", "evening", "night")) else None
 
 
 def _preferred(matches: list[re.Match], text: str) -> list[re.Match]:
@@ -149,10 +338,17 @@ def _preferred(matches: list[re.Match], text: str) -> list[re.Match]:
     return kept or matches
 
 
+def _times(text: str, dates: list[re.Match]) -> list[re.Match]:
+    """The time phrases that are not part of a date ("March 5 in the morning" has no time)."""
+    return [m for m in TIME_PHRASE.finditer(text)
+            if not any(d.start() < m.end() and m.start() < d.end() for d in dates)]
+
+
 def spans(text: str) -> list[tuple[int, int]]:
-    """Where the date and time phrases are, so other extractors can skip them."""
-    found = [m.span() for pattern in (DATE_PHRASE, TIME_PHRASE) for m in pattern.finditer(text)]
-    return found
+    """Where the date and time phrases are in `text`, so other extractors can skip them."""
+    norm, index = normalise(text)
+    dates = list(DATE_PHRASE.finditer(norm))
+    return [(index[m.start()], index[m.end()]) for m in dates + _times(norm, dates)]
 
 
 @lru_cache(maxsize=2048)
@@ -160,30 +356,49 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
     """The date/range, time and part of day that `text` asks for; later mentions win.
 
     Cached: every model call of a turn re-reads the same earlier messages."""
+    norm, index = normalise(text)
+
+    def said(start: int, end: int) -> str:  # the parent's own words for a span of `norm`
+        return text[index[start] : index[end]].strip()
+
     base = dt.datetime.combine(today, now)
     when = When()
-    dates = _preferred(list(DATE_PHRASE.finditer(text)), text)
+    all_dates = list(DATE_PHRASE.finditer(norm))
+    dates = _preferred(all_dates, norm)
     for match in dates:
         parsed = _date_of(match.group(0).strip(), today, base)
         if parsed is not None:
-            when = replace(parsed, time=when.time, part_of_day=when.part_of_day)
-    if len(dates) >= 2 and RANGE_JOIN.fullmatch(text[dates[-2].end() : dates[-1].start()]):
+            when = replace(parsed, time=when.time, part_of_day=when.part_of_day, date_phrase=said(*match.span()))
+    if len(dates) >= 2 and RANGE_JOIN.fullmatch(norm[dates[-2].end() : dates[-1].start()]):
         first = _date_of(dates[-2].group(0).strip(), today, base)
         if first and first.date and when.date and first.date < when.date:  # "between Tuesday and Wednesday"
-            phrase = text[dates[-2].start() : dates[-1].end()]
-            when = When(start=first.date, end=when.date, date_phrase=phrase)
-    for match in _preferred(list(TIME_PHRASE.finditer(text)), text):
-        parsed_time = _time_of(match.group(0).strip().lower(), base, tour_times)
-        if parsed_time and OPEN_ENDED.search(text[max(0, match.start() - 12) : match.start()]):
+            when = When(start=first.date, end=when.date, date_phrase=said(dates[-2].start(), dates[-1].end()))
+    parts = list(PART_OF_DAY.finditer(norm))
+    for match in _preferred(_times(norm, all_dates), norm):
+        half = _half_of_day(norm, match, parts)
+        parsed_time = _time_of(match.group(0).strip().lower(), half, base, tour_times)
+        if parsed_time and OPEN_ENDED.search(norm[max(0, match.start() - 12) : match.start()]):
             when = replace(when, time=None, part_of_day=part_of(parsed_time))  # "after 3pm": not an exact time
         elif parsed_time:
-            when = replace(when, time=parsed_time, time_phrase=match.group(0).strip())
-    parts = PART_OF_DAY.findall(text)
+            when = replace(when, time=parsed_time, time_phrase=said(*match.span()))
     if parts:
-        part = parts[-1].lower()
+        part = parts[-1].group(1).lower()
         part = "afternoon" if part in ("after school", "lunchtime", "lunch time") else part
-        when = replace(when, part_of_day=part)
+        when = replace(when, part_of_day="evening" if part.endswith("night") else part)
+    if when.time and when.part_of_day:  # "4 in the evening" is 16:00, which the timetable calls afternoon
+        when = replace(when, part_of_day=part_of(when.time))
     return when
+
+
+def read_time(text: str, tour_times: tuple[str, ...] = ()) -> str | None:
+    """A time said on its own ("3", "15:00", "half past 2", "four pm", "2 in the afternoon") as "HH:MM"."""
+    text = text.strip()
+    if BARE_HOUR.fullmatch(text):  # a bare "3" (or "15h") as a time field's whole value
+        text = f"at {text.rstrip('h')}"
+    return find_when(text, _ANY_DAY, _NOON, tour_times).time
+
+
+_ANY_DAY, _NOON = dt.date(2000, 1, 3), dt.time(12)
 
 
 def part_of(time: str) -> str:

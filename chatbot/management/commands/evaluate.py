@@ -4,6 +4,7 @@
     python manage.py evaluate --flow booking --k 1
     python manage.py evaluate --model gpt-4o-mini --k 5 --json /tmp/eval.json --fail-under 0.9
     python manage.py evaluate --list
+    python manage.py evaluate --corpus PATH --show-failures 40   # date/time reading on a labelled corpus
 
 Each run gets a fresh evaluation school (deleted afterwards), so it is safe on
 a database with real data; nothing is sent to any channel or CRM.
@@ -24,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from chatbot.evaluation import scenarios as suite
+from chatbot.evaluation.corpus import measure_turns
 from chatbot.evaluation.runner import RunResult, build_report, run_suite
 from chatbot.evaluation.world import destroy_world, leftover_schools
 
@@ -48,6 +50,10 @@ class Command(BaseCommand):
         parser.add_argument("--list", dest="list_only", action="store_true", help="List the scenarios and exit.")
         parser.add_argument("--cleanup", action="store_true",
                             help="Delete evaluation schools left behind (interrupted or --keep-failed runs) and exit.")
+        parser.add_argument("--corpus", default="",
+                            help="Measure date/time reading on this labelled corpus folder instead of the scenarios.")
+        parser.add_argument("--show-failures", type=int, default=0,
+                            help="With --corpus: list this many misses (utterance, gold, ours).")
 
     def handle(self, *args, k: int, model: str, flow: list[str], scenario: list[str], json_path: str,
                fail_under: float | None, concurrency: int, keep_failed: bool, list_only: bool, cleanup: bool,
@@ -60,6 +66,9 @@ class Command(BaseCommand):
             for school in schools:
                 destroy_world(school.pk)
             console.print(f"Deleted {len(schools)} evaluation school(s).")
+            return
+        if options["corpus"]:
+            self._corpus(console, Path(options["corpus"]), options["show_failures"], json_path)
             return
         unknown = sorted(set(flow) - set(suite.flow_names()))
         if unknown:
@@ -158,6 +167,34 @@ class Command(BaseCommand):
                 console.print(f"               [dim]{escape(' · '.join(entry['tools']))}[/dim]")
         if result.error:
             console.print(f"[dim]{escape(result.error)}[/dim]")
+
+    def _corpus(self, console: Console, path: Path, show_failures: int, json_path: str) -> None:
+        """Run the corpus measures and print each one's section (further measures append to `sections`)."""
+        if not path.is_dir():
+            raise CommandError(f"No corpus folder at {path}.")
+        sections = [measure_turns(path)]
+        for section in sections:
+            self._print_section(console, section, show_failures)
+        if json_path:
+            Path(json_path).write_text(json.dumps(sections, indent=2, ensure_ascii=False), encoding="utf-8")
+            console.print(f"Report written to {json_path}")
+
+    @staticmethod
+    def _print_section(console: Console, section: dict, show_failures: int) -> None:
+        table = Table(title=section["title"])
+        for header in section["columns"].values():
+            table.add_column(header, justify="right")
+        for row in section["rows"]:
+            cells = [row[key] for key in section["columns"]]
+            table.add_row(*(f"{c['rate']:.1%} ({c['hits']}/{c['of']})" if isinstance(c, dict) and c["of"]
+                            else "-" if isinstance(c, dict) else str(c) for c in cells))
+        console.print(table)
+        for note in section["notes"]:
+            console.print(f"[dim]{escape(note)}[/dim]")
+        for failure in section["failures"][:show_failures]:
+            missed = escape(", ".join(failure.get("missed", [])))
+            console.print(f"  [red]✗ {missed}[/red]  {escape(failure['utterance'])}\n"
+                          f"      gold {escape(str(failure['gold']))}  ours {escape(str(failure['ours']))}")
 
     @staticmethod
     def _cells(scores: dict) -> list[str]:

@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from adminpanel import charts, selectors
+from adminpanel import charts, schooltime, selectors
 from bookings.models import School
 
 PERIODS = (7, 14, 30, 90)
@@ -36,18 +36,20 @@ def dashboard_view(request, site):
     except ValueError:
         days = DEFAULT_PERIOD
     days = days if days in PERIODS else DEFAULT_PERIOD
-    period = selectors.Period.last_days(days, school=chosen)
+    period = selectors.Period.last_days(days, school=chosen, tz=schooltime.shared_zone(schools))
     numbers = selectors.dashboard(period)
     can_add_faq = request.user.has_perm("chatbot.add_faqentry")
+    by_id = {school.pk: school for school in schools}
     for item in numbers["no_match"]:
         item.add_url = faq_add_url(item) if can_add_faq else ""
+        item.last_asked_label = schooltime.show(item.last_asked, by_id.get(item.school_id, period.tz), schooltime.SHORT)
     outcome_rows = [(label, count) for _value, label, count in numbers["outcomes"]]
     totals = numbers["totals"]
     context = {
         **site.each_context(request),
         "title": "Dashboard",
         "subtitle": f"{chosen.name if chosen else 'All schools'} · last {days} days "
-                    f"({period.first:%d %b} – {period.last:%d %b %Y}, {period.tz})",
+                    f"({period.first:%d %b} – {period.last:%d %b %Y}, days in {schooltime.zone_name(period.tz)})",
         "period": period,
         "periods": PERIODS,
         "days": days,
@@ -67,4 +69,4 @@ def dashboard_view(request, site):
         "conversation_list_url": reverse("admin:chatbot_conversation_changelist"),
     }
     request.current_app = site.name
-    return TemplateResponse(request, "adminpanel/dashboard.html", context)
+    return schooltime.render_in(TemplateResponse(request, "adminpanel/dashboard.html", context), period.tz)

@@ -1,8 +1,10 @@
 """The bookings and callbacks desk: today's and upcoming tours per school, and the callbacks due.
 
 Every change goes through bookings.services (the same rules and CRM sync as the
-concierge); a refusal is shown with the BookingError's message. When a tour is
+concierge); a refusal is shown with the BookingError's message. Every change is
+written to the object's admin history (who, what, when). When a tour is
 cancelled or moved, the parent is told on their channel (adminpanel.services.notify_parent).
+Times are the school's (adminpanel.schooltime): each school's tours in its own zone, named.
 
 Reading needs `bookings.view_tourbooking`; tour actions `bookings.change_tourbooking`;
 callback actions `bookings.change_callbackrequest`.
@@ -19,12 +21,13 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from adminpanel import selectors
+from adminpanel import schooltime, selectors
 from adminpanel.forms import CancelTourForm, RescheduleTourForm
-from adminpanel.services import notify_parent
+from adminpanel.services import notify_parent, record_history
 from bookings import services
 from bookings.models import CallbackRequest, School, TourBooking
 from config.logging import mask_phone
+from crm.identity import format_phone
 
 DEFAULT_DAYS = 7
 MAX_DAYS = 31
@@ -48,9 +51,20 @@ def _back(request) -> HttpResponseRedirect:
     return HttpResponseRedirect(target)
 
 
-def _when(booking: TourBooking) -> str:
+def _when(booking: TourBooking, *, zone: bool = True) -> str:
+    """"Tuesday 25 November 2026 at 14:00 Singapore time": in the school's zone, named for staff (a parent reads
+    their own school's clock, so their messages leave the zone out)."""
     local = booking.local_start
-    return f"{services.describe_date(local.date())} at {local:%H:%M}"
+    text = f"{services.describe_date(local.date())} at {local:%H:%M}"
+    return f"{text} {schooltime.zone_label(booking.school, local)}" if zone else text
+
+
+def phone_for(user, phone: str) -> dict[str, str]:
+    """How a parent's number is shown to this user: in full with a click-to-call link to those who handle
+    callbacks (Admissions), masked to everyone else."""
+    if user.has_perm("bookings.change_callbackrequest"):
+        return {"text": format_phone(phone), "tel": phone}
+    return {"text": mask_phone(phone), "tel": ""}
 
 
 def desk_view(request, site):
@@ -69,13 +83,15 @@ def desk_view(request, site):
     desk = selectors.desk(shown, start, days)
     now = timezone.now()
     for school_desk in desk:
+        school_desk.zone_name = schooltime.zone_name(school_desk.school)
+        school_desk.zone_label = schooltime.zone_label(school_desk.school)
         for day in school_desk.days:
             for tour in day.tours:
                 tour.masked_phone = mask_phone(tour.parent_phone)
                 tour.can_change = tour.status == TourBooking.Status.SCHEDULED
                 tour.has_started = tour.starts_at <= now
         for callback in [*school_desk.callbacks_due, *school_desk.callbacks_upcoming]:
-            callback.masked_phone = mask_phone(callback.parent_phone)
+            callback.phone = phone_for(request.user, callback.parent_phone)
     first = start or (desk[0].today if desk else None)
     context = {
         **site.each_context(request),
@@ -93,7 +109,8 @@ def desk_view(request, site):
         "here": request.get_full_path(),
     }
     request.current_app = site.name
-    return TemplateResponse(request, "adminpanel/desk.html", context)
+    return schooltime.render_in(TemplateResponse(request, "adminpanel/desk.html", context),
+                                schooltime.shared_zone(shown))
 
 
 def tour_outcome_view(request, pk: int, site):
@@ -104,11 +121,12 @@ def tour_outcome_view(request, pk: int, site):
     booking = get_object_or_404(TourBooking.objects.select_related("school", "contact"), pk=pk)
     status = request.POST.get("status", "")
     try:
-        services.record_tour_outcome(booking=booking, status=status)
+        done = services.record_tour_outcome(booking=booking, status=status)
     except services.BookingError as exc:
         messages.error(request, f"{booking.reference}: {exc.message}")
     else:
         word = "completed" if status == TourBooking.Status.COMPLETED else "a no-show"
+        record_history(request.user, done, f"Marked {word} on the desk (tour {_when(done)}).")
         messages.success(request, f"{booking.reference} ({booking.child_name}) marked {word}.")
     return _back(request)
 
@@ -127,6 +145,8 @@ def _form_page(request, site, booking: TourBooking, form, *, title: str, action:
         "title": title,
         "subtitle": f"{booking.reference} · {booking.child_name} · {_when(booking)}",
         "booking": booking,
+        "when": _when(booking),
+        "zone_name": schooltime.zone_name(booking.school),
         "masked_phone": mask_phone(booking.parent_phone),
         "form": form,
         "action": action,
@@ -134,7 +154,7 @@ def _form_page(request, site, booking: TourBooking, form, *, title: str, action:
         "next": _next(request) or reverse("admin:desk"),
     }
     request.current_app = site.name
-    return TemplateResponse(request, "adminpanel/desk_form.html", context)
+    return schooltime.render_in(TemplateResponse(request, "adminpanel/desk_form.html", context), booking.school)
 
 
 def tour_cancel_view(request, pk: int, site):
@@ -150,9 +170,12 @@ def tour_cancel_view(request, pk: int, site):
             form.add_error(None, exc.message)
         else:
             note = _tell_parent(form, cancelled, (
-                f"Your school tour on {_when(cancelled)} (booking {cancelled.reference}) has been cancelled by "
-                f"the admissions team: {reason.rstrip('.')}. Reply here if you would like to book another time."
+                f"Your school tour on {_when(cancelled, zone=False)} (booking {cancelled.reference}) has been "
+                f"cancelled by the admissions team: {reason.rstrip('.')}. Reply here if you would like to book "
+                "another time."
             ))
+            record_history(request.user, cancelled,
+                           f"Cancelled on the desk (tour {_when(cancelled)}): {reason.rstrip('.')}.{note}")
             messages.success(request, f"{cancelled.reference} cancelled; the seat is free again.{note}")
             return _back(request)
     return _form_page(request, site, booking, form, title=f"Cancel tour {booking.reference}",
@@ -176,9 +199,13 @@ def tour_reschedule_view(request, pk: int, site):
             form.add_error(field, text)
         else:
             note = _tell_parent(form, new, (
-                f"The admissions team has moved your school tour to {_when(new)}. "
+                f"The admissions team has moved your school tour to {_when(new, zone=False)}. "
                 f"Your new booking reference is {new.reference}."
             ))
+            record_history(request.user, booking,
+                           f"Moved on the desk from {_when(booking)} to {_when(new)} as {new.reference}.{note}")
+            record_history(request.user, new, f"Booked on the desk, moving {booking.reference} "
+                                              f"from {_when(booking)}.", added=True)
             messages.success(request, f"{booking.reference} moved to {_when(new)} as {new.reference}.{note}")
             return _back(request)
     return _form_page(request, site, booking, form, title=f"Reschedule tour {booking.reference}",
@@ -191,6 +218,7 @@ def callback_assign_view(request, pk: int, site):
     _require(request, "bookings.change_callbackrequest")
     callback = get_object_or_404(CallbackRequest, pk=pk)
     services.assign_callback(callback=callback, user=request.user)
+    record_history(request.user, callback, f"Assigned to {request.user.get_username()} on the desk.")
     messages.success(request, f"Callback {callback.reference} ({callback.parent_name}) is yours.")
     return _back(request)
 
@@ -205,5 +233,6 @@ def callback_done_view(request, pk: int, site):
     except services.BookingError as exc:
         messages.error(request, exc.message)
     else:
+        record_history(request.user, callback, "Marked done (parent called back) on the desk.")
         messages.success(request, f"Callback {callback.reference} ({callback.parent_name}) marked done.")
     return _back(request)

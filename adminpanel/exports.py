@@ -4,6 +4,10 @@ and CSV with one row per conversation.
 The rows are read in chunks of ids, each chunk a fixed number of queries, so an
 export of any size streams in constant memory. Under ASGI the chunks are produced
 in a worker thread, one at a time, through an async iterator.
+
+Times are ISO 8601 in the conversation's school's zone, with the offset
+("2026-11-25T14:00:00+08:00": the same instant, readable as the school's clock),
+and every row names the zone (`time_zone`).
 """
 
 import csv
@@ -18,19 +22,20 @@ from django.db.models import Prefetch, QuerySet
 from django.http import StreamingHttpResponse
 from django.utils import timezone
 
+from adminpanel import schooltime
 from adminpanel.selectors import with_review_stats
 from chatbot.models import Conversation, Message, ReasoningStep
 from config.logging import mask_phone
 
 CHUNK = 200
-CSV_COLUMNS = ("id", "started_at", "school", "channel", "contact_id", "contact", "phone", "status", "outcome",
-               "messages", "total_tokens", "total_cost", "slowest_turn_ms", "rating", "rating_note", "rated_by",
-               "rated_at", "ended_at")
+CSV_COLUMNS = ("id", "started_at", "time_zone", "school", "channel", "contact_id", "contact", "phone", "status",
+               "outcome", "messages", "total_tokens", "total_cost", "slowest_turn_ms", "rating", "rating_note",
+               "rated_by", "rated_at", "ended_at")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def _iso(value: dt.datetime | dt.date | None) -> str | None:
-    return value.isoformat() if value else None
+def _iso(value: dt.datetime | None, school) -> str | None:
+    return schooltime.iso(value, school)
 
 
 def _number(value: Decimal | None) -> float | None:
@@ -58,15 +63,18 @@ def _chunks(ids: list[int], *, with_messages: bool) -> Iterator[list[Conversatio
 
 def conversation_record(conversation: Conversation) -> dict:
     """One conversation with its messages and their reasoning steps (messages and steps must be prefetched)."""
+    school = conversation.school
     return {
         "id": conversation.pk,
-        "school": {"id": conversation.school_id, "slug": conversation.school.slug, "name": conversation.school.name},
+        "school": {"id": conversation.school_id, "slug": school.slug, "name": school.name,
+                   "time_zone": school.time_zone},
+        "time_zone": school.time_zone,
         "channel": conversation.channel,
         "status": conversation.status,
         "outcome": conversation.outcome,
-        "started_at": _iso(conversation.started_at),
-        "last_message_at": _iso(conversation.last_message_at),
-        "ended_at": _iso(conversation.ended_at),
+        "started_at": _iso(conversation.started_at, school),
+        "last_message_at": _iso(conversation.last_message_at, school),
+        "ended_at": _iso(conversation.ended_at, school),
         "contact": {"id": conversation.contact_id, "phone": mask_phone(conversation.contact.phone)},
         "total_tokens": conversation.total_tokens,
         "total_cost": _number(conversation.total_cost),
@@ -75,7 +83,7 @@ def conversation_record(conversation: Conversation) -> dict:
         "rating": conversation.rating,
         "rating_note": conversation.rating_note,
         "rated_by": conversation.rated_by.get_username() if conversation.rated_by else None,
-        "rated_at": _iso(conversation.rated_at),
+        "rated_at": _iso(conversation.rated_at, school),
         "summary": conversation.summary,
         "messages": [
             {
@@ -83,7 +91,7 @@ def conversation_record(conversation: Conversation) -> dict:
                 "role": message.role,
                 "text": message.text,
                 "payload": message.payload,
-                "created_at": _iso(message.created_at),
+                "created_at": _iso(message.created_at, school),
                 "reply_to": message.reply_to_id,
                 "model": message.model,
                 "latency_ms": message.latency_ms,
@@ -101,7 +109,7 @@ def conversation_record(conversation: Conversation) -> dict:
                         "tool_arguments": step.tool_arguments,
                         "tool_result": step.tool_result,
                         "model": step.model,
-                        "created_at": _iso(step.created_at),
+                        "created_at": _iso(step.created_at, school),
                         "latency_ms": step.latency_ms,
                         "prompt_tokens": step.prompt_tokens,
                         "completion_tokens": step.completion_tokens,
@@ -136,14 +144,15 @@ def _safe_cell(value):
 
 
 def csv_row(conversation: Conversation) -> list:
+    school = conversation.school
     return [
-        conversation.pk, _iso(conversation.started_at), conversation.school.slug, conversation.channel,
+        conversation.pk, _iso(conversation.started_at, school), school.time_zone, school.slug, conversation.channel,
         conversation.contact_id, _safe_cell(conversation.contact.display_name), mask_phone(conversation.contact.phone),
         conversation.status, conversation.outcome, conversation.message_count, conversation.total_tokens,
         conversation.total_cost, conversation.slowest_turn_ms if conversation.slowest_turn_ms is not None else "",
         conversation.rating, _safe_cell(conversation.rating_note),
-        conversation.rated_by.get_username() if conversation.rated_by else "", _iso(conversation.rated_at) or "",
-        _iso(conversation.ended_at) or "",
+        conversation.rated_by.get_username() if conversation.rated_by else "",
+        _iso(conversation.rated_at, school) or "", _iso(conversation.ended_at, school) or "",
     ]
 
 

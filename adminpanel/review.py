@@ -1,5 +1,7 @@
 """Conversation review: the list (annotated, filtered, searchable), the transcript page with the agent's
-reasoning, rating (one click, keyboard shortcuts, bulk), and exports that honour the list's filters.
+reasoning, rating (one click, keyboard shortcuts, bulk), the review queue (conversations assigned to
+reviewers, worked through with `n` within the filtered list), and exports that honour the list's filters.
+Times are each conversation's school's (adminpanel.schooltime).
 
 Registered for `chatbot.Conversation` in chatbot/admin.py. Conversations are a
 record: nothing but the rating changes here. Rating needs `chatbot.change_conversation`
@@ -12,24 +14,24 @@ import math
 import re
 from urllib.parse import urlencode
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ActionForm
 from django.contrib.admin.options import IS_POPUP_VAR
 from django.contrib.admin.templatetags.admin_urls import add_preserved_filters
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.views.main import ERROR_FLAG, PAGE_VAR, IncorrectLookupParameters
-from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.core.exceptions import PermissionDenied, SuspiciousOperation, ValidationError
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, HttpResponseRedirect, JsonResponse, QueryDict
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils import timezone
-from django.utils.formats import date_format
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator, smart_split, unescape_string_literal
 
-from adminpanel import exports, selectors, services
+from adminpanel import exports, schooltime, selectors, services
 from bookings.models import TourBooking
 from chatbot.models import Conversation, Message
 from config.logging import mask_phone
@@ -51,7 +53,7 @@ def rating_badge(conversation: Conversation, *, with_who: bool = True) -> str:
     if with_who and conversation.rated_at:
         by = conversation.rated_by.get_username() if conversation.rated_by else "someone"
         who = format_html("<br><span class='cr-who'>{} · {}</span>", by,
-                          date_format(timezone.localtime(conversation.rated_at), "j M H:i"))
+                          schooltime.show(conversation.rated_at, conversation.school, schooltime.SHORT))
     return format_html("<span class='cr-badge cr-{}'>{}</span>{}", conversation.rating,
                        conversation.get_rating_display(), who)
 
@@ -87,19 +89,84 @@ class HandedOffFilter(admin.SimpleListFilter):
         return queryset
 
 
-class ConversationAdmin(admin.ModelAdmin):
+class ReviewerFilter(admin.SimpleListFilter):
+    """The review queue: mine, nobody's, or a given reviewer's."""
+
+    title = "review queue"
+    parameter_name = "reviewer"
+
+    def lookups(self, request, model_admin):
+        others = [(str(user.pk), user.get_username()) for user in services.reviewers()
+                  if user.pk != request.user.pk]
+        return [("me", "Assigned to me"), ("none", "Not assigned"), *others]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value == "me":
+            return queryset.filter(reviewer=request.user)
+        if value == "none":
+            return queryset.filter(reviewer__isnull=True)
+        if value and value.isdigit():
+            return queryset.filter(reviewer_id=int(value))
+        return queryset
+
+
+class FallbackFilter(admin.SimpleListFilter):
+    title = "model fallback"
+    parameter_name = "fallback"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Fell back to the offline model"), ("no", "First model answered")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(selectors.FELL_BACK)
+        if self.value() == "no":
+            return queryset.exclude(selectors.FELL_BACK)
+        return queryset
+
+
+class ReviewerChoiceField(forms.ModelChoiceField):
+    """A reviewer, or None when the choice is empty or not a reviewer: the assign action says so, instead of the
+    whole action bar failing with "No action selected."."""
+
+    def clean(self, value):
+        try:
+            return super().clean(value)
+        except ValidationError:
+            return None
+
+    def label_from_instance(self, obj) -> str:
+        return obj.get_username()
+
+
+class ReviewerActionForm(ActionForm):
+    """The list's action bar, with the reviewer that "Assign to the chosen reviewer" gives conversations to."""
+
+    reviewer = ReviewerChoiceField(queryset=services.reviewers(), required=False, empty_label="reviewer…",
+                                      label="Reviewer")
+
+
+# The review queue's own link: my unrated conversations, newest first.
+MY_QUEUE = {"reviewer": "me", "rated": "unrated"}
+
+
+class ConversationAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
     list_display = ("started", "school_column", "channel", "contact_column", "messages_column", "outcome_column",
-                    "tokens_column", "cost_column", "slowest_turn", "rating_column")
+                    "tokens_column", "cost_column", "slowest_turn", "rating_column", "reviewer_column")
     list_display_links = ("started",)
-    list_filter = ("school", "channel", "outcome", RatingFilter, HandedOffFilter, "status", "started_at")
+    list_filter = (ReviewerFilter, RatingFilter, "outcome", FallbackFilter, HandedOffFilter, "school", "channel",
+                   "status", "started_at")
     # What the search box looks in; get_search_results does it with EXISTS subqueries (no DISTINCT over joins).
     search_fields = ("contact__name", "contact__preferred_name", "contact__whatsapp_name", "contact__phone",
                      "=contact__tour_bookings__reference", "messages__text")
     search_help_text = "Parent's name or phone, a booking reference (T-...), or words from the conversation."
-    list_select_related = ("school", "contact", "rated_by")
+    list_select_related = ("school", "contact", "rated_by", "reviewer")
     list_per_page = 50
     ordering = ("-started_at", "-id")
-    actions = ("rate_good", "rate_bad", "clear_rating", "export_jsonl", "export_csv")
+    actions = ("assign_to_me", "assign_to_reviewer", "unassign", "rate_good", "rate_bad", "clear_rating",
+               "export_jsonl", "export_csv")
+    action_form = ReviewerActionForm
     change_list_template = "adminpanel/conversation_change_list.html"
 
     class Media:
@@ -141,7 +208,7 @@ class ConversationAdmin(admin.ModelAdmin):
 
     @admin.display(description="Started", ordering="started_at")
     def started(self, obj: Conversation) -> str:
-        return date_format(timezone.localtime(obj.started_at), "j M y H:i")
+        return schooltime.show(obj.started_at, obj.school, "j M y, H:i")
 
     @admin.display(description="School", ordering="school__name")
     def school_column(self, obj: Conversation) -> str:
@@ -179,6 +246,39 @@ class ConversationAdmin(admin.ModelAdmin):
     @admin.display(description="Rating", ordering="rating")
     def rating_column(self, obj: Conversation) -> str:
         return rating_badge(obj)
+
+    @admin.display(description="Reviewer", ordering="reviewer__username")
+    def reviewer_column(self, obj: Conversation) -> str:
+        return obj.reviewer.get_username() if obj.reviewer else "-"
+
+    # --- the review queue -------------------------------------------------------------------
+
+    def _assign(self, request, queryset, reviewer) -> None:
+        try:
+            count = services.assign_reviewer(queryset, reviewer=reviewer, by=request.user)
+        except services.AssignError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+            return
+        plural = "s" if count != 1 else ""
+        where = f"in {reviewer.get_username()}'s review queue" if reviewer else "out of the review queue"
+        self.message_user(request, f"{count} conversation{plural} {where}.", messages.SUCCESS)
+
+    @admin.action(description="Assign selected to me for review", permissions=["change"])
+    def assign_to_me(self, request, queryset) -> None:
+        self._assign(request, queryset, request.user)
+
+    @admin.action(description="Assign selected to the chosen reviewer", permissions=["change"])
+    def assign_to_reviewer(self, request, queryset) -> None:
+        reviewer = self.action_form.base_fields["reviewer"].clean(request.POST.get("reviewer") or None)
+        if reviewer is None:
+            self.message_user(request, "Choose a reviewer (someone who may rate conversations) next to the action "
+                                       "first.", messages.WARNING)
+            return
+        self._assign(request, queryset, reviewer)
+
+    @admin.action(description="Take selected out of the review queue", permissions=["change"])
+    def unassign(self, request, queryset) -> None:
+        self._assign(request, queryset, None)
 
     # --- bulk actions --------------------------------------------------------------------
 
@@ -218,6 +318,7 @@ class ConversationAdmin(admin.ModelAdmin):
             path("export.jsonl", wrap(self.export_view), {"kind": "jsonl"}, name="{}_{}_export_jsonl".format(*info)),
             path("export.csv", wrap(self.export_view), {"kind": "csv"}, name="{}_{}_export_csv".format(*info)),
             path("next-unrated/", wrap(self.next_unrated_view), name="{}_{}_next_unrated".format(*info)),
+            path("<path:object_id>/take/", wrap(self.take_view), name="{}_{}_take".format(*info)),
             path("<path:object_id>/rate/", wrap(self.rate_view), name="{}_{}_rate".format(*info)),
             *super().get_urls(),
         ]
@@ -237,6 +338,8 @@ class ConversationAdmin(admin.ModelAdmin):
             "export_query": f"?{filters}" if filters else "",
             "next_unrated_url": self._url("next_unrated") + (f"?{urlencode({CHANGELIST_FILTERS: filters})}"
                                                               if filters else ""),
+            "my_queue_url": self._url("changelist") + f"?{urlencode(MY_QUEUE)}",
+            "in_my_queue": request.GET.get("reviewer") == "me",
         }
         return super().changelist_view(request, extra_context)
 
@@ -337,10 +440,29 @@ class ConversationAdmin(admin.ModelAdmin):
             "bookings": bookings,
             "can_see_bookings": can_see_bookings,
             "has_view_permission": True,
+            "zone_name": schooltime.zone_name(conversation.school),
+            "zone_label": schooltime.zone_label(conversation.school, conversation.started_at),
+            "take_url": self._url("take", conversation.pk) + suffix
+            if conversation.reviewer_id != request.user.pk and self.has_change_permission(request, conversation)
+            else "",
             **(extra_context or {}),
         }
         request.current_app = self.admin_site.name
-        return TemplateResponse(request, "adminpanel/conversation_review.html", context)
+        return schooltime.render_in(TemplateResponse(request, "adminpanel/conversation_review.html", context),
+                                    conversation.school)
+
+    def take_view(self, request, object_id):
+        """POST: put this conversation in my review queue, then back to it."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        conversation = self.get_object(request, unquote(object_id))
+        if conversation is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_change_permission(request, conversation):
+            raise PermissionDenied
+        self._assign(request, Conversation.objects.filter(pk=conversation.pk), request.user)
+        query = f"?{request.GET.urlencode()}" if request.GET else ""
+        return HttpResponseRedirect(self._url("change", conversation.pk) + query)
 
     @staticmethod
     def _page_url(request, page: int) -> str:

@@ -16,6 +16,7 @@ from django.db.models import (
     Aggregate,
     Avg,
     Count,
+    Exists,
     F,
     FloatField,
     IntegerField,
@@ -27,17 +28,22 @@ from django.db.models import (
     Subquery,
     Sum,
 )
-from django.db.models.fields.json import KT
+from django.db.models.fields.json import KT, KeyTransform
 from django.db.models.functions import Coalesce, TruncDate
 from django.utils import timezone
 
-from bookings.models import CallbackRequest, School, TourBooking
+from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, SchoolClosure, TourBooking
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 
 FAQ_TOOL = "get_faq_answer"
 NO_MATCH = "no_match"
+UNANSWERED = "unanswered"  # the parts of a several-question get_faq_answer result the FAQ could not answer
 # A conversation handed to staff: by its status now, or by how it ended.
 HANDED_OFF = Q(status=Conversation.Status.HANDED_OFF) | Q(outcome=Conversation.Outcome.HANDED_OFF)
+# A conversation where the first model failed at least once and a fallback (the offline model) answered:
+# the answer's model is the chain of models tried, "gpt-4o-mini -> offline/policy".
+FELL_BACK = Q(Exists(Message.objects.filter(conversation_id=OuterRef("pk"), role=Message.Role.ASSISTANT,
+                                            model__contains="->")))
 
 # --- the conversation list ------------------------------------------------------------
 
@@ -118,6 +124,7 @@ class DeskDay:
     date: dt.date
     is_today: bool
     tours: list[TourBooking] = field(default_factory=list)
+    closed: str = ""  # why the school gives no tours that day ("Christmas Day", "No tours on Saturdays")
 
 
 @dataclass
@@ -129,11 +136,20 @@ class DeskSchool:
     callbacks_upcoming: list[CallbackRequest]
 
 
-def desk(schools: list[School], start: dt.date | None, days: int) -> list[DeskSchool]:
-    """Per school: its tours day by day from `start` (default: the school's today), the open callbacks
-    due by today (overdue included) and those due later in the window.
+def _closed_reason(school: School, day: dt.date, closures: dict[tuple[int, dt.date], str]) -> str:
+    if (school.pk, day) in closures:
+        return closures[school.pk, day] or "Closed"
+    if day.weekday() in school.closed_weekdays:
+        return f"No tours on {WEEKDAY_NAMES[day.weekday()]}s"
+    return ""
 
-    Two queries for any number of schools and days.
+
+def desk(schools: list[School], start: dt.date | None, days: int) -> list[DeskSchool]:
+    """Per school: its tours day by day from `start` (default: the school's today), each day marked when the
+    school is closed (a closure, a weekly closed day), the open callbacks due by today (overdue included) and
+    those due later in the window.
+
+    Three queries for any number of schools and days.
     """
     if not schools:
         return []
@@ -154,6 +170,11 @@ def desk(schools: list[School], start: dt.date | None, days: int) -> list[DeskSc
     by_day: dict[tuple[int, dt.date], list[TourBooking]] = {}
     for tour in tours:
         by_day.setdefault((tour.school_id, tour.local_start.date()), []).append(tour)
+    closed_days = SchoolClosure.objects.filter(
+        school__in=schools, date__gte=min(windows[s.pk][1][0] for s in schools),
+        date__lte=max(windows[s.pk][1][-1] for s in schools),
+    ).values_list("school_id", "date", "reason")
+    closures = {(school_id, day): reason for school_id, day, reason in closed_days}
     last_day = max(max(windows[s.pk][0], windows[s.pk][1][-1]) for s in schools)
     callbacks = (
         CallbackRequest.objects.filter(school__in=schools, status=CallbackRequest.Status.OPEN, due_date__lte=last_day)
@@ -171,12 +192,25 @@ def desk(schools: list[School], start: dt.date | None, days: int) -> list[DeskSc
     return [
         DeskSchool(
             school, windows[school.pk][0],
-            [DeskDay(day, day == windows[school.pk][0], by_day.get((school.pk, day), []))
+            [DeskDay(day, day == windows[school.pk][0], by_day.get((school.pk, day), []),
+                     _closed_reason(school, day, closures))
              for day in windows[school.pk][1]],
             due.get(school.pk, []), upcoming.get(school.pk, []),
         )
         for school in schools
     ]
+
+
+def callbacks_due_count(now: dt.datetime | None = None) -> int:
+    """Open callbacks due by today, each school's today in its own zone (two queries)."""
+    now = now or timezone.now()
+    by_day: dict[dt.date, list[str]] = {}
+    for name in School.objects.order_by().values_list("time_zone", flat=True).distinct():
+        by_day.setdefault(timezone.localtime(now, zoneinfo.ZoneInfo(name)).date(), []).append(name)
+    due = Q(pk__in=[])
+    for today, zones in by_day.items():
+        due |= Q(school__time_zone__in=zones, due_date__lte=today)
+    return CallbackRequest.objects.filter(due, status=CallbackRequest.Status.OPEN).count()
 
 
 # --- the dashboard ------------------------------------------------------------------------
@@ -192,8 +226,10 @@ class Period:
     school_id: int | None = None
 
     @classmethod
-    def last_days(cls, days: int, *, school: School | None = None, today: dt.date | None = None) -> "Period":
-        tz = school.tz if school else timezone.get_current_timezone()
+    def last_days(cls, days: int, *, school: School | None = None, today: dt.date | None = None,
+                  tz: dt.tzinfo | None = None) -> "Period":
+        """The last `days` local days up to today, read in the school's zone (else `tz`, else the current one)."""
+        tz = school.tz if school else (tz or timezone.get_current_timezone())
         today = today or timezone.localtime(timezone.now(), tz).date()
         return cls(today - dt.timedelta(days=days - 1), today, tz, school.pk if school else None)
 
@@ -325,13 +361,16 @@ class NoMatch:
 def no_match_questions(period: Period, *, limit: int = 30, scan: int = 2000) -> list[NoMatch]:
     """What parents asked that the FAQ could not answer: the staff's to-do list.
 
-    The `get_faq_answer` observations with status no_match (the latest `scan` of the
-    period), each with the question from its act step's arguments, grouped by school and
-    question, most asked first. A question that now has an FAQ entry (same wording,
-    for the school or every school) is done and left out.
+    The `get_faq_answer` observations with status no_match (nothing found, or nothing
+    found with confidence) or with `unanswered` parts (the latest `scan` of the period),
+    each with the question from its act step's arguments, or the `unanswered` parts of a
+    message that asked several things (none for a greeting or a wish to book), grouped by
+    school and question, most asked first. A question that now has an FAQ entry (same
+    wording, for the school or every school) is done and left out.
     """
     observed = ReasoningStep.objects.filter(
-        kind=ReasoningStep.Kind.OBSERVE, tool_name=FAQ_TOOL, tool_result__status=NO_MATCH,
+        Q(tool_result__status=NO_MATCH) | Q(tool_result__has_key=UNANSWERED),
+        kind=ReasoningStep.Kind.OBSERVE, tool_name=FAQ_TOOL,
         message__created_at__gte=period.start, message__created_at__lt=period.end,
     )
     if period.school_id:
@@ -342,16 +381,22 @@ def no_match_questions(period: Period, *, limit: int = 30, scan: int = 2000) -> 
     ).annotate(question=KT("tool_arguments__question")).values("question")[:1]
     rows = (
         observed.annotate(asked=Subquery(asked), standalone=KT("tool_result__standalone_question"),
+                          unanswered=KeyTransform(UNANSWERED, "tool_result"),
                           school_id=F("message__conversation__school_id"),
                           school_name=F("message__conversation__school__name"),
                           conversation_id=F("message__conversation_id"), at=F("message__created_at"))
         .order_by("-message__created_at", "-id")
-        .values("asked", "standalone", "school_id", "school_name", "conversation_id", "at")[:scan]
+        .values("asked", "standalone", "unanswered", "school_id", "school_name", "conversation_id", "at")[:scan]
     )
     grouped: dict[tuple[int, str], NoMatch] = {}
     wordings: dict[tuple[int, str], dict[str, int]] = {}
-    for row in rows:
-        question = (row["asked"] or row["standalone"] or "").strip()
+    asked_questions = (
+        (str(question).strip(), row)
+        for row in rows
+        for question in (row["unanswered"] if isinstance(row["unanswered"], list)
+                         else [row["asked"] or row["standalone"] or ""])
+    )
+    for question, row in asked_questions:
         key = (row["school_id"], normalise_question(question))
         if not key[1]:
             continue

@@ -1,15 +1,19 @@
-"""What the staff console changes that is not a booking rule: ratings, and telling a parent what staff did.
+"""What the staff console changes that is not a booking rule: ratings, the review queue, the admin history of
+what staff did, and telling a parent what staff did.
 
 Tours and callbacks change only through bookings.services; the console calls
-those and then, when a parent should know, `notify_parent`.
+those, records the action in the admin history (`record_history`) and then,
+when a parent should know, `notify_parent`.
 """
 
 import importlib
 import logging
 
 from asgiref.sync import async_to_sync
-from django.db import transaction
-from django.db.models import QuerySet
+from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+from django.contrib.auth import get_user_model
+from django.db import models, transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from bookings.models import TourBooking
@@ -50,6 +54,47 @@ def rate_conversations(queryset: QuerySet[Conversation], *, rating: str, user) -
     return Conversation.objects.filter(pk__in=queryset.values("pk")).update(
         rating=rating, rated_by=user if rating else None, rated_at=timezone.now() if rating else None
     )
+
+
+def record_history(user, obj: models.Model, message: str, *, added: bool = False) -> LogEntry:
+    """Write what staff did to `obj` into its admin history (who, what, when), as Django's admin does for its
+    own edits: the object's History page and the index's recent actions show it."""
+    return LogEntry.objects.log_actions(user_id=user.pk, queryset=[obj], action_flag=ADDITION if added else CHANGE,
+                                        change_message=message, single_object=True)
+
+
+# --- the review queue ------------------------------------------------------------------------------
+
+
+class AssignError(ValueError):
+    pass
+
+
+REVIEW_PERMISSION = "chatbot.change_conversation"
+
+
+def reviewers() -> QuerySet:
+    """Staff who may rate conversations (the Reviewer role, or the permission given directly, or superusers)."""
+    app_label, codename = REVIEW_PERMISSION.split(".")
+    may = (Q(groups__permissions__codename=codename, groups__permissions__content_type__app_label=app_label)
+           | Q(user_permissions__codename=codename, user_permissions__content_type__app_label=app_label)
+           | Q(is_superuser=True))
+    users = get_user_model().objects.filter(is_active=True, is_staff=True)
+    return users.filter(pk__in=users.filter(may).values("pk")).order_by("username")
+
+
+def assign_reviewer(queryset: QuerySet[Conversation], *, reviewer, by) -> int:
+    """Put conversations in a reviewer's queue (None takes them out): one UPDATE, one history entry each."""
+    if reviewer is not None and not reviewer.has_perm(REVIEW_PERMISSION):
+        raise AssignError(f"{reviewer.get_username()} cannot rate conversations.")
+    ids = list(queryset.values_list("pk", flat=True))
+    with transaction.atomic():
+        count = Conversation.objects.filter(pk__in=ids).update(
+            reviewer=reviewer, reviewer_assigned_at=timezone.now() if reviewer else None)
+        message = f"Assigned for review to {reviewer.get_username()}." if reviewer else "Taken out of the review queue."
+        assigned = Conversation.objects.filter(pk__in=ids).select_related("contact")
+        LogEntry.objects.log_actions(user_id=by.pk, queryset=assigned, action_flag=CHANGE, change_message=message)
+    return count
 
 
 def _observer(channel: str):

@@ -50,7 +50,8 @@ class ConsoleAdminSite(admin.AdminSite):
 
     def index(self, request, extra_context=None):
         """The admin index, with the console's three entry points and what is waiting in each."""
-        from bookings.models import CallbackRequest, TourBooking
+        from adminpanel import selectors
+        from bookings.models import TourBooking
         from chatbot.models import Conversation
 
         links = self.console_links(request)  # not each_context: super().index() builds that (and the app list)
@@ -58,12 +59,11 @@ class ConsoleAdminSite(admin.AdminSite):
         if links["review"]:
             waiting["unrated"] = Conversation.objects.filter(rating="").count()
             waiting["handed_off"] = Conversation.objects.filter(status=Conversation.Status.HANDED_OFF).count()
+            waiting["my_queue"] = Conversation.objects.filter(rating="", reviewer=request.user).count()
         if links["desk"]:
             now = timezone.now()
             waiting["tours_next_day"] = TourBooking.objects.filter(
                 status=TourBooking.Status.SCHEDULED, starts_at__gte=now, starts_at__lt=now + dt.timedelta(days=1)
             ).count()
-            waiting["callbacks_due"] = CallbackRequest.objects.filter(
-                status=CallbackRequest.Status.OPEN, due_date__lte=timezone.localdate()
-            ).count()
+            waiting["callbacks_due"] = selectors.callbacks_due_count(now)
         return super().index(request, {"waiting": waiting, **(extra_context or {})})

@@ -1,8 +1,9 @@
 """Admin for schools, closures, tour slots, bookings and callbacks.
 
 Tours and callbacks change only through bookings.services: the admin actions
-call the services and report a refusal (BookingError) to the user, and the seat
-counts are never edited by hand.
+call the services, record what they did in the admin history, and report a
+refusal (BookingError) to the user; the seat counts are never edited by hand.
+Every time is the school's (adminpanel.schooltime), with the zone named.
 """
 
 from django import forms
@@ -12,17 +13,16 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from adminpanel.schooltime import SchoolTimeAdmin, time_column
 from bookings import services
 from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
 from config.logging import mask_phone
-
-
-def _local(school: School, value):
-    return timezone.localtime(value, school.tz).strftime("%a %d %b %Y, %H:%M") if value else "-"
+from crm.identity import format_phone
 
 
 def _run_service(modeladmin: admin.ModelAdmin, request, queryset: QuerySet, verb: str, call) -> None:
-    """Call a service for each selected row; one success message, one error message per refusal."""
+    """Call a service for each selected row, and write each change to the row's admin history; one success
+    message, one error message per refusal."""
     done = 0
     for obj in queryset:
         try:
@@ -30,6 +30,7 @@ def _run_service(modeladmin: admin.ModelAdmin, request, queryset: QuerySet, verb
         except services.BookingError as exc:
             modeladmin.message_user(request, f"{obj.reference}: {exc.message}", messages.ERROR)
         else:
+            modeladmin.log_change(request, obj, f"{verb.capitalize()} (list action).")
             done += 1
     if done:
         noun = modeladmin.model._meta.verbose_name if done == 1 else modeladmin.model._meta.verbose_name_plural
@@ -97,7 +98,7 @@ class TourSlotForm(forms.ModelForm):
 
 
 @admin.register(TourSlot)
-class TourSlotAdmin(admin.ModelAdmin):
+class TourSlotAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     """Slots are created by the first booking of a tour; staff may only change the capacity."""
 
     form = TourSlotForm
@@ -106,8 +107,8 @@ class TourSlotAdmin(admin.ModelAdmin):
     search_fields = ("school__name",)
     date_hierarchy = "starts_at"
     list_select_related = ("school",)
-    readonly_fields = ("school", "starts_at", "local_start", "seats_taken")
-    fields = ("school", "starts_at", "local_start", "capacity", "seats_taken")
+    readonly_fields = ("school", "local_start", "seats_taken")
+    fields = ("school", "local_start", "capacity", "seats_taken")
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -115,9 +116,7 @@ class TourSlotAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
-    @admin.display(description="Starts (school time)", ordering="starts_at")
-    def local_start(self, obj: TourSlot) -> str:
-        return _local(obj.school, obj.starts_at)
+    local_start = time_column("starts_at", "Starts (school time)")
 
     @admin.display(description="Seats left")
     def seats_left(self, obj: TourSlot) -> int:
@@ -125,11 +124,11 @@ class TourSlotAdmin(admin.ModelAdmin):
 
 
 @admin.register(TourBooking)
-class TourBookingAdmin(admin.ModelAdmin):
+class TourBookingAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     """Bookings are made, moved and cancelled through the booking service; here staff read and act."""
 
     list_display = ("reference", "local_start", "child_name", "child_age", "parent_name", "masked_phone", "school",
-                    "status", "created_at")
+                    "status", "booked_at")
     list_filter = ("status", "school", "starts_at")
     search_fields = ("=reference", "child_name", "parent_name", "parent_email", "parent_phone")
     date_hierarchy = "starts_at"
@@ -137,16 +136,14 @@ class TourBookingAdmin(admin.ModelAdmin):
     ordering = ("-starts_at",)
     actions = ("cancel_bookings", "mark_completed", "mark_no_show")
     fieldsets = (
-        (None, {"fields": ("reference", "status", "desk_links", "school", "local_start", "starts_at", "slot",
-                           "contact")}),
+        (None, {"fields": ("reference", "status", "desk_links", "school", "local_start", "slot", "contact")}),
         ("Family", {"fields": ("parent_name", "parent_phone", "parent_email", "child_name", "child_age",
                                "child_date_of_birth", "special_requirements")}),
-        ("History", {"fields": ("replaces", "cancellation_reason", "cancelled_at", "created_at", "updated_at")}),
+        ("History", {"fields": ("replaces", "cancellation_reason", "cancelled_local", "booked_at", "updated_local")}),
     )
-    readonly_fields = ("reference", "status", "desk_links", "school", "local_start", "starts_at", "slot", "contact",
-                       "parent_name",
-                       "parent_phone", "parent_email", "child_name", "child_age", "replaces", "cancellation_reason",
-                       "cancelled_at", "created_at", "updated_at")
+    readonly_fields = ("reference", "status", "desk_links", "school", "local_start", "slot", "contact",
+                       "parent_name", "parent_phone", "parent_email", "child_name", "child_age", "replaces",
+                       "cancellation_reason", "cancelled_local", "booked_at", "updated_local")
 
     def has_add_permission(self, request) -> bool:
         return False  # a booking takes a seat: book through the concierge or the booking service
@@ -154,9 +151,10 @@ class TourBookingAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None) -> bool:
         return False  # cancel instead, so the seat is released and the CRM follows
 
-    @admin.display(description="Tour (school time)", ordering="starts_at")
-    def local_start(self, obj: TourBooking) -> str:
-        return _local(obj.school, obj.starts_at)
+    local_start = time_column("starts_at", "Tour (school time)")
+    booked_at = time_column("created_at", "Booked at")
+    updated_local = time_column("updated_at", "Last changed")
+    cancelled_local = time_column("cancelled_at", "Cancelled at")
 
     @admin.display(description="Phone")
     def masked_phone(self, obj: TourBooking) -> str:
@@ -191,19 +189,38 @@ class TourBookingAdmin(admin.ModelAdmin):
 
 
 @admin.register(CallbackRequest)
-class CallbackRequestAdmin(admin.ModelAdmin):
-    list_display = ("reference", "due_date", "best_time", "specific_time", "parent_name", "masked_phone", "school",
-                    "status", "assigned_to", "created_at")
+class CallbackRequestAdmin(SchoolTimeAdmin, admin.ModelAdmin):
+    """Those who handle callbacks (change permission: Admissions) see the number in full, with a click-to-call
+    link; anyone who may only read them sees it masked."""
+
+    list_display = ("reference", "due_date", "best_time", "specific_time_local", "parent_name", "masked_phone",
+                    "school", "status", "assigned_to", "requested_at")
     list_filter = ("status", "best_time", "school", "due_date")
     search_fields = ("=reference", "parent_name", "parent_phone", "topic")
     date_hierarchy = "due_date"
     list_select_related = ("school", "assigned_to")
     actions = ("assign_to_me", "mark_done")
-    fields = ("reference", "status", "school", "contact", "parent_name", "parent_phone", "best_time",
-              "specific_time", "due_date", "topic", "assigned_to", "handled_at", "created_at")
+    fields = ("reference", "status", "school", "contact", "parent_name", "masked_phone", "best_time",
+              "specific_time_local", "due_date", "topic", "assigned_to", "handled_local", "requested_at")
     # Only the assignee is edited here: the rest mirrors the CRM activity and changes through the services.
-    readonly_fields = ("reference", "status", "school", "contact", "parent_name", "parent_phone", "best_time",
-                       "specific_time", "due_date", "topic", "handled_at", "created_at")
+    readonly_fields = ("reference", "status", "school", "contact", "parent_name", "masked_phone", "phone_to_call",
+                       "best_time", "specific_time_local", "due_date", "topic", "handled_local", "requested_at")
+
+    requested_at = time_column("created_at", "Requested at")
+    handled_local = time_column("handled_at", "Handled at")
+
+    def _calls(self, request) -> bool:
+        return self.has_change_permission(request)
+
+    def get_list_display(self, request):
+        shown = super().get_list_display(request)
+        return [("phone_to_call" if name == "masked_phone" else name) for name in shown] if self._calls(request) \
+            else shown
+
+    def get_fields(self, request, obj=None):
+        shown = super().get_fields(request, obj)
+        return [("phone_to_call" if name == "masked_phone" else name) for name in shown] if self._calls(request) \
+            else shown
 
     def has_add_permission(self, request) -> bool:
         return False  # callbacks are requested through the concierge or the booking service
@@ -214,6 +231,15 @@ class CallbackRequestAdmin(admin.ModelAdmin):
     @admin.display(description="Phone")
     def masked_phone(self, obj: CallbackRequest) -> str:
         return mask_phone(obj.parent_phone)
+
+    @admin.display(description="Phone")
+    def phone_to_call(self, obj: CallbackRequest) -> str:
+        return format_html('<a href="tel:{}" class="desk-call" title="Call {}">&#9742; {}</a>', obj.parent_phone,
+                           obj.parent_name, format_phone(obj.parent_phone))
+
+    @admin.display(description="Specific time (school time)", ordering="specific_time")
+    def specific_time_local(self, obj: CallbackRequest) -> str:
+        return obj.specific_time.strftime("%H:%M") if obj.specific_time else "-"
 
     @admin.action(description="Assign selected callbacks to me")
     def assign_to_me(self, request, queryset: QuerySet[CallbackRequest]) -> None:

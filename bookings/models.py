@@ -122,7 +122,8 @@ class TourSlot(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.school.slug} {self.starts_at:%Y-%m-%d %H:%M} ({self.seats_taken}/{self.capacity})"
+        local = self.starts_at.astimezone(self.school.tz)  # the school's clock, as everywhere staff read a time
+        return f"{self.school.slug} {local:%Y-%m-%d %H:%M} {self.school.time_zone} ({self.seats_taken}/{self.capacity})"
 
 
 class TourBooking(models.Model):
@@ -166,7 +167,7 @@ class TourBooking(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.reference} {self.child_name} {self.starts_at:%Y-%m-%d %H:%M}"
+        return f"{self.reference} {self.child_name} {self.local_start:%a %d %b %Y %H:%M} ({self.school.time_zone})"
 
     def save(self, *args, **kwargs) -> None:
         if not self.reference:

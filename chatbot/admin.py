@@ -2,6 +2,7 @@
 
 Conversations and what the agent did are a record: read-only, except the rating
 (the review pages live in adminpanel/review.py). The FAQ is the knowledge staff maintain.
+Times are the conversation's school's (adminpanel.schooltime), with the zone named.
 """
 
 import json
@@ -12,7 +13,9 @@ from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
+from adminpanel.forms import FaqEntryForm
 from adminpanel.review import ConversationAdmin
+from adminpanel.schooltime import SchoolTimeAdmin, time_column
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 
 
@@ -61,13 +64,15 @@ class ReasoningStepInline(StepJsonMixin, ReadOnlyMixin, admin.TabularInline):
 
 
 @admin.register(Message)
-class MessageAdmin(ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ("id", "short_text", "role", "conversation", "channel", "created_at", "model", "latency_ms",
+class MessageAdmin(SchoolTimeAdmin, ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ("id", "short_text", "role", "conversation", "channel", "sent_at", "model", "latency_ms",
                     "cost")
     list_filter = ("role", "channel", "model")
     search_fields = ("text", "=channel_message_id", "=conversation__id")
     date_hierarchy = "created_at"
-    list_select_related = ("conversation__contact",)
+    list_select_related = ("conversation__contact", "conversation__school")
+    school_filter_parameter = "conversation__school__id__exact"
+    sent_at = time_column("created_at", "Sent (school time)")
     inlines = (ReasoningStepInline,)
     fields = ("conversation", "role", "channel", "text", "payload_display", "channel_message_id", "reply_to",
               "created_at", "processed_at", "delivered_at", "model", "latency_ms", "prompt_tokens",
@@ -84,12 +89,15 @@ class MessageAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(ReasoningStep)
-class ReasoningStepAdmin(StepJsonMixin, ReadOnlyMixin, admin.ModelAdmin):
+class ReasoningStepAdmin(SchoolTimeAdmin, StepJsonMixin, ReadOnlyMixin, admin.ModelAdmin):
     list_display = ("id", "message_id", "cycle", "position", "kind", "tool_name", "short_content", "latency_ms",
-                    "created_at")
+                    "at")
     list_filter = ("kind", "tool_name", "model")
     search_fields = ("content", "tool_name", "=tool_call_id", "=message__id")
     date_hierarchy = "created_at"
+    list_select_related = ("message__conversation__school",)
+    school_filter_parameter = "message__conversation__school__id__exact"
+    at = time_column("created_at", "At (school time)")
     fields = ("message", "cycle", "position", "kind", "content", "tool_name", "tool_call_id", "arguments", "result",
               "model", "created_at", "latency_ms", "prompt_tokens", "completion_tokens")
     readonly_fields = fields
@@ -100,22 +108,24 @@ class ReasoningStepAdmin(StepJsonMixin, ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(FaqEntry)
-class FaqEntryAdmin(admin.ModelAdmin):
+class FaqEntryAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     """Staff edit the FAQ per school; the agent's index rebuilds itself when an entry changes.
 
     The add form takes its initial values from the query string (?question=...&school=<id>), which is how
     the dashboard's "FAQ had no answer" list creates an entry in one step; `from=dashboard` returns there.
     """
 
-    list_display = ("question", "school_column", "short_answer", "is_active", "updated_at")
+    form = FaqEntryForm
+    list_display = ("question", "school_column", "short_answer", "is_active", "updated_local")
     list_display_links = ("question",)
     list_filter = ("is_active", ("school", admin.RelatedOnlyFieldListFilter))
     list_editable = ("is_active",)
     search_fields = ("question", "answer")
     list_select_related = ("school",)
-    readonly_fields = ("updated_at",)
-    fields = ("school", "question", "answer", "tags", "related_topics", "is_active", "updated_at")
+    readonly_fields = ("updated_local",)
+    fields = ("school", "question", "answer", "tags", "related_topics", "is_active", "updated_local")
     actions = ("activate", "deactivate")
+    updated_local = time_column("updated_at", "Updated")
 
     @admin.display(description="School", ordering="school__name")
     def school_column(self, obj: FaqEntry) -> str:

@@ -19,12 +19,14 @@ class Conversation(models.Model):
         ENDED = "ended", "Ended"
 
     class Outcome(models.TextChoices):
+        """What the conversation left true at its end (chatbot.outcomes decides it)."""
+
         NONE = "", "In progress"
         BOOKED = "booked", "Booked"
-        RESCHEDULED = "rescheduled", "Rescheduled"
+        RESCHEDULED = "rescheduled", "Moved"
         CANCELLED = "cancelled", "Cancelled"
         CALLBACK = "callback", "Callback"
-        FAQ_ONLY = "faq_only", "FAQ only"
+        FAQ_ONLY = "faq_only", "Answered"
         HANDED_OFF = "handed_off", "Handed off"
         ABANDONED = "abandoned", "Abandoned"
 
@@ -37,7 +39,8 @@ class Conversation(models.Model):
     channel = models.CharField(max_length=16, choices=Channel.choices)
     external_id = models.CharField(max_length=64, blank=True, help_text="Chatwoot conversation id, etc.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE, db_index=True)
-    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.NONE, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, default=Outcome.NONE, blank=True,
+                               help_text="From the conversation's final state (chatbot.outcomes).")
     summary = models.TextField(blank=True, help_text="Compressed history of older turns.")
     summary_until = models.DateTimeField(null=True, blank=True, help_text="Messages up to here are in the summary.")
     started_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -49,6 +52,11 @@ class Conversation(models.Model):
     rating_note = models.TextField(blank=True)
     rated_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     rated_at = models.DateTimeField(null=True, blank=True)
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="review_queue",
+        help_text="The staff member asked to review (rate) this conversation.",
+    )
+    reviewer_assigned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-started_at"]

@@ -20,7 +20,7 @@ from django.utils import timezone
 from redis.exceptions import LockError, RedisError
 
 from bookings.models import School
-from chatbot import handoff
+from chatbot import handoff, outcomes
 from chatbot.agent import memory
 from chatbot.agent.loop import run_turn
 from chatbot.channels.base import observer_for
@@ -272,7 +272,7 @@ def end_conversation(conversation: Conversation) -> None:
     """Session end: mark it ended, keep its outcome, drop the active state."""
     Conversation.objects.filter(pk=conversation.pk).update(
         status=Conversation.Status.ENDED, ended_at=timezone.now(),
-        outcome=conversation.outcome or Conversation.Outcome.ABANDONED,
+        outcome=outcomes.at_end(conversation.outcome),
     )
     memory.end_session(conversation.school_id, conversation.contact_id)
     observer_for(conversation.channel).session_ended(conversation)

@@ -1,10 +1,12 @@
-"""Admin for contacts (parents), children, deals and activities."""
+"""Admin for contacts (parents), children, deals and activities. Times are the contact's school's
+(adminpanel.schooltime), with the zone named."""
 
 import json
 
 from django.contrib import admin
 from django.utils.html import format_html
 
+from adminpanel.schooltime import SchoolTimeAdmin, time_column
 from config.logging import mask_phone
 from crm.models import Activity, Child, Contact, Deal
 
@@ -23,14 +25,16 @@ class ChildInline(admin.TabularInline):
 class DealInline(admin.TabularInline):
     model = Deal
     extra = 0
-    fields = ("title", "stage", "is_open", "created_at")
-    readonly_fields = ("created_at",)
+    fields = ("title", "stage", "is_open", "opened_at")
+    readonly_fields = ("opened_at",)
     show_change_link = True
+
+    opened_at = time_column("created_at", "Opened")
 
 
 @admin.register(Contact)
-class ContactAdmin(admin.ModelAdmin):
-    list_display = ("display_name", "masked_phone", "email", "school", "has_web_chat", "has_chatwoot", "created_at")
+class ContactAdmin(SchoolTimeAdmin, admin.ModelAdmin):
+    list_display = ("display_name", "masked_phone", "email", "school", "has_web_chat", "has_chatwoot", "first_seen")
     list_filter = ("school", "created_at")
     search_fields = ("name", "preferred_name", "whatsapp_name", "email", "phone", "=web_visitor_id",
                      "=chatwoot_contact_id")
@@ -41,11 +45,14 @@ class ContactAdmin(admin.ModelAdmin):
         (None, {"fields": ("school", "name", "preferred_name", "whatsapp_name", "phone", "email")}),
         ("Identities", {"fields": ("web_visitor_id", "chatwoot_contact_id", "pipedrive_person_id")}),
         ("Persistent context", {"fields": ("context_display",)}),
-        ("Timestamps", {"fields": ("created_at", "updated_at")}),
+        ("Timestamps", {"fields": ("first_seen", "updated_local")}),
     )
     # The context is written only through crm.services.update_persistent_context.
-    readonly_fields = ("context_display", "created_at", "updated_at", "web_visitor_id", "chatwoot_contact_id",
+    readonly_fields = ("context_display", "first_seen", "updated_local", "web_visitor_id", "chatwoot_contact_id",
                        "pipedrive_person_id")
+
+    first_seen = time_column("created_at", "First seen")
+    updated_local = time_column("updated_at", "Last changed")
 
     @admin.display(description="Name", ordering="name")
     def display_name(self, obj: Contact) -> str:
@@ -89,32 +96,43 @@ class ActivityInline(admin.TabularInline):
 
 
 @admin.register(Deal)
-class DealAdmin(admin.ModelAdmin):
-    list_display = ("title", "contact", "stage", "is_open", "pipedrive_deal_id", "created_at")
+class DealAdmin(SchoolTimeAdmin, admin.ModelAdmin):
+    list_display = ("title", "contact", "stage", "is_open", "pipedrive_deal_id", "opened_at")
     list_filter = ("stage", "is_open", "contact__school")
     search_fields = ("title", "contact__name", "contact__preferred_name", "contact__email")
     date_hierarchy = "created_at"
-    list_select_related = ("contact",)
+    list_select_related = ("contact__school",)
     raw_id_fields = ("contact",)
-    readonly_fields = ("pipedrive_deal_id", "created_at", "updated_at")
+    readonly_fields = ("pipedrive_deal_id", "opened_at", "updated_local")
     inlines = (ActivityInline,)
+    school_filter_parameter = "contact__school__id__exact"
+
+    opened_at = time_column("created_at", "Opened")
+    updated_local = time_column("updated_at", "Last changed")
 
 
 @admin.register(Activity)
-class ActivityAdmin(admin.ModelAdmin):
-    list_display = ("subject", "kind", "due", "done", "contact", "deal", "created_at")
+class ActivityAdmin(SchoolTimeAdmin, admin.ModelAdmin):
+    list_display = ("subject", "kind", "due", "done", "contact", "deal", "logged_at")
     list_filter = ("kind", "done", "contact__school")
     search_fields = ("subject", "note", "contact__name", "tour_booking__reference", "callback__reference")
     date_hierarchy = "created_at"
-    list_select_related = ("contact", "deal")
+    list_select_related = ("contact__school", "deal")
     raw_id_fields = ("deal", "contact", "tour_booking", "callback")
-    readonly_fields = ("kind", "tour_booking", "callback", "pipedrive_activity_id", "created_at", "updated_at")
+    readonly_fields = ("kind", "tour_booking", "callback", "pipedrive_activity_id", "logged_at", "updated_local")
+    school_filter_parameter = "contact__school__id__exact"
+
+    logged_at = time_column("created_at", "Logged")
+    updated_local = time_column("updated_at", "Last changed")
+    _due_at = time_column("due_at", "Due")
 
     def has_add_permission(self, request) -> bool:
         return False  # activities come from bookings and callbacks
 
-    @admin.display(description="Due", ordering="due_at")
+    @admin.display(description="Due (school time)", ordering="due_at")
     def due(self, obj: Activity):
-        return obj.due_at or obj.due_date or "-"
+        if obj.due_at:
+            return self._due_at(obj)
+        return obj.due_date or "-"
 
 from crm.external import admin as external_admin  # noqa: E402, F401 (dead letters and the call ledger)

@@ -5,6 +5,7 @@ import datetime as dt
 import pytest
 from django.apps import apps
 from django.contrib import admin
+from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -165,10 +166,25 @@ def test_admin_index(staff_client, populated):
 
 def test_phone_numbers_are_masked_in_lists(staff_client, populated):
     phone = populated.parent_phone
-    for label in ("bookings.tourbooking", "crm.contact", "bookings.callbackrequest"):
+    for label in ("bookings.tourbooking", "crm.contact"):
         content = staff_client.get(admin_url(label, "changelist")).content.decode()
         assert mask_phone(phone) in content, label
         assert phone not in content, label
+
+
+def test_callbacks_show_the_number_to_call_to_those_who_call(staff_client, client, populated):
+    """Whoever handles callbacks sees the number with a tel: link; whoever may only read them sees it masked."""
+    phone = populated.parent_phone
+    content = staff_client.get(admin_url("bookings.callbackrequest", "changelist")).content.decode()
+    assert f'href="tel:{phone}"' in content and mask_phone(phone) not in content
+    reader = UserFactory(username="reader")
+    reader.user_permissions.add(Permission.objects.get(codename="view_callbackrequest"))
+    client.force_login(reader)
+    content = client.get(admin_url("bookings.callbackrequest", "changelist")).content.decode()
+    assert mask_phone(phone) in content and phone not in content
+    callback = CallbackRequest.objects.get(contact=populated.contact)
+    content = client.get(admin_url("bookings.callbackrequest", "change", callback.pk)).content.decode()
+    assert mask_phone(phone) in content and phone not in content
 
 
 def test_change_pages_show_the_record(staff_client, populated):

@@ -9,8 +9,6 @@ show the text, which always carries the same information.
 from django.core import signing
 from django.urls import reverse
 
-from chatbot.models import Conversation
-
 ICS_SALT = "chatbot.booking-ics"
 
 
@@ -64,30 +62,3 @@ def blocks_for(observations: list[tuple[str, dict]]) -> list[dict]:
     if slots:
         blocks.append(_slot_buttons(slots))
     return blocks
-
-
-OUTCOME_PRIORITY = [
-    Conversation.Outcome.BOOKED,
-    Conversation.Outcome.RESCHEDULED,
-    Conversation.Outcome.CANCELLED,
-    Conversation.Outcome.CALLBACK,
-    Conversation.Outcome.FAQ_ONLY,
-]
-
-
-def outcome_of(observations: list[tuple[str, dict]], current: str) -> str:
-    """The conversation's outcome after this turn: the most significant thing that happened so far."""
-    found = {current} if current else set()
-    for name, result in observations:
-        if result.get("status") != "success":
-            continue
-        if name == "book_tour":
-            found.add(Conversation.Outcome.BOOKED)
-        elif name == "manage_tour_booking":
-            found.add(Conversation.Outcome.RESCHEDULED if result.get("action") == "rescheduled"
-                      else Conversation.Outcome.CANCELLED)
-        elif name == "request_callback":
-            found.add(Conversation.Outcome.CALLBACK)
-        elif name == "get_faq_answer":
-            found.add(Conversation.Outcome.FAQ_ONLY)
-    return next((o for o in OUTCOME_PRIORITY if o in found), current)

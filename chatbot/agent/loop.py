@@ -19,6 +19,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from chatbot import outcomes
 from chatbot.agent import blocks, memory, model, prompt, tools
 from chatbot.models import Conversation, Message, ReasoningStep
 from chatbot.text import without_nul
@@ -159,7 +160,7 @@ def _finish(reply: Message, conversation: Conversation, observations: list, acti
         Conversation.objects.filter(pk=conversation.pk).update(
             total_tokens=F("total_tokens") + reply.prompt_tokens + reply.completion_tokens,
             total_cost=F("total_cost") + reply.cost,
-            outcome=blocks.outcome_of(observations, conversation.outcome),
+            outcome=outcomes.after_turn(conversation.outcome, observations),
             last_message_at=timezone.now(),
         )
     active.save()

@@ -143,7 +143,7 @@ def test_creating_the_faq_entry_in_one_step_takes_it_off_the_list(admissions_cli
     assert initial["question"] == "Do you have a swimming pool?" and str(initial["school"]) == str(seeded["school"].pk)
     response = admissions_client.post(pool.add_url, {
         "school": seeded["school"].pk, "question": "Do you have a swimming pool?",
-        "answer": "No, but we swim at the sports centre weekly.", "tags": "[]", "related_topics": "[]",
+        "answer": "No, but we swim at the sports centre weekly.", "tags": "pool, swimming",
         "is_active": "on",
     })
     assert response.status_code == 302 and response.url == DASHBOARD

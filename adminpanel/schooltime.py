@@ -1,0 +1,186 @@
+"""One rule for time in the staff console: every date and time a person reads is in the school's time zone,
+and the zone is named wherever it could be doubted.
+
+Times are stored in UTC; the console never shows them so. There are two ways in and one formatter:
+
+- A page about one school (a booking, a callback, a conversation, a desk form) is rendered with that
+  school's zone active (`render_in`, and `SchoolTimeAdmin` for the admin's change and history pages), so
+  Django's own date display, readonly fields, widgets and `|date` follow it; the page names the zone once.
+- Lists, exports and sentences that mix schools format each value with `show(value, school)` (in templates
+  `{% school_time value school "H:i" %}`), which converts to that school's zone and names it
+  ("Sat 16 Nov 2024, 14:00 NZDT", or "14:00 Singapore time" where the zone has no letters abbreviation).
+"""
+
+import datetime as dt
+import zoneinfo
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+
+from django.contrib import admin
+from django.template.response import TemplateResponse
+from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.html import format_html
+
+DATETIME = "D j M Y, H:i"  # Django date format: "Sat 16 Nov 2024, 14:00"
+SHORT = "j M, H:i"
+CLOCK = "H:i"
+
+
+# --- the zone ------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def _zone(name: str) -> dt.tzinfo:
+    return zoneinfo.ZoneInfo(name)
+
+
+def zone_of(where) -> dt.tzinfo:
+    """The time zone of a school, of something that has a school (a booking, a conversation...), a zone name
+    or a tzinfo; None is the console's default zone."""
+    if where is None:
+        return timezone.get_default_timezone()
+    if isinstance(where, dt.tzinfo):
+        return where
+    if isinstance(where, str):
+        return _zone(where)
+    if hasattr(where, "time_zone"):  # a School
+        return _zone(where.time_zone)
+    for path in ("school", "conversation", "contact", "message"):
+        if hasattr(where, path):
+            return zone_of(getattr(where, path))
+    raise TypeError(f"no time zone for {where!r}")
+
+
+def zone_name(where) -> str:
+    """The IANA name ("Asia/Singapore"), for headings and tooltips."""
+    tz = zone_of(where)
+    return getattr(tz, "key", None) or str(tz)
+
+
+def zone_label(where, at: dt.datetime | None = None) -> str:
+    """What people call the zone at that moment: "NZDT", "PST", "GMT", "BST"; where the zone database has
+    only an offset ("+08"), the city: "Singapore time"."""
+    tz = zone_of(where)
+    abbreviation = (at or timezone.now()).astimezone(tz).tzname() or ""
+    if abbreviation.isalpha():
+        return abbreviation
+    city = zone_name(tz).rsplit("/", 1)[-1].replace("_", " ")
+    return f"{city} time"
+
+
+def shared_zone(schools) -> dt.tzinfo:
+    """The zone to read a page about several schools in: theirs when they share one, else the default.
+    `schools`: School objects or their zone names."""
+    names = {school if isinstance(school, str) else school.time_zone for school in schools}
+    return _zone(names.pop()) if len(names) == 1 else timezone.get_default_timezone()
+
+
+# --- formatting ------------------------------------------------------------------------------------
+
+
+def localize(value: dt.datetime, where) -> dt.datetime:
+    return timezone.localtime(value, zone_of(where))
+
+
+def show(value: dt.datetime | None, where, fmt: str = DATETIME, *, zone: bool = True, empty: str = "-") -> str:
+    """A stored datetime as the school reads it: `fmt` (Django date format) in the school's zone, then the zone."""
+    if value is None:
+        return empty
+    local = localize(value, where)
+    text = date_format(local, fmt)
+    return f"{text} {zone_label(local.tzinfo, local)}" if zone else text
+
+
+def iso(value: dt.datetime | None, where) -> str | None:
+    """ISO 8601 in the school's zone, with its offset ("2024-11-16T14:00:00+08:00"): the same instant, readable."""
+    return localize(value, where).isoformat() if value else None
+
+
+# --- pages about one school ----------------------------------------------------------------------------
+
+
+@contextmanager
+def active(where) -> Iterator[dt.tzinfo]:
+    """Make the school's zone the current one (Django's display, forms and `|date` follow it)."""
+    tz = zone_of(where)
+    with timezone.override(tz):
+        yield tz
+
+
+def render_in(response, where):
+    """Render a TemplateResponse now, inside the school's zone (it would otherwise render after the view
+    returned, in the default zone)."""
+    if isinstance(response, TemplateResponse) and not response.is_rendered:
+        with active(where):
+            response.render()
+    return response
+
+
+def time_column(field: str, description: str, *, fmt: str = DATETIME, ordering: str | None = None) -> Callable:
+    """An admin list column (or readonly field) showing `obj.<field>` in the object's school zone, named."""
+
+    @admin.display(description=description, ordering=ordering or field)
+    def column(self, obj) -> str:
+        value = getattr(obj, field)
+        if value is None:
+            return "-"
+        return format_html('<time datetime="{}" title="{}">{}</time>', value.isoformat(), zone_name(obj),
+                           show(value, obj, fmt))
+
+    column.__name__ = f"{field}_local"
+    return column
+
+
+def list_zone(request, parameter: str = "school__id__exact") -> dt.tzinfo:
+    """The zone a list page is read in: the filtered school's, or the one all schools share, else the default.
+    (Each row's own times still go through `show` in its school's zone.)"""
+    from bookings.models import School
+
+    chosen = request.GET.get(parameter, "")
+    schools = School.objects.filter(pk=int(chosen)) if chosen.isdigit() else School.objects.all()
+    return shared_zone(schools.order_by().values_list("time_zone", flat=True).distinct())
+
+
+class SchoolTimeAdmin:
+    """ModelAdmin mixin: the change form and the history page of an object render in its school's zone
+    (readonly times, date widgets, what a typed time means) and say which zone that is; a list renders in the
+    filtered school's zone (its date filters and hierarchy count days there)."""
+
+    school_filter_parameter = "school__id__exact"
+
+    def zone_for(self, obj) -> dt.tzinfo | None:
+        try:
+            return zone_of(obj)
+        except (TypeError, AttributeError):
+            return None
+
+    def _object_zone(self, request, object_id) -> dt.tzinfo | None:
+        if not object_id:
+            return None
+        from django.contrib.admin.utils import unquote
+
+        obj = self.get_object(request, unquote(object_id))
+        return self.zone_for(obj) if obj is not None else None
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        tz = self._object_zone(request, object_id)
+        if tz is None:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        extra_context = {**(extra_context or {}), "school_zone": f"{zone_name(tz)} ({zone_label(tz)})"}
+        with active(tz):
+            return render_in(super().changeform_view(request, object_id, form_url, extra_context), tz)
+
+    def changelist_view(self, request, extra_context=None):
+        tz = list_zone(request, self.school_filter_parameter)
+        with active(tz):
+            return render_in(super().changelist_view(request, extra_context), tz)
+
+    def history_view(self, request, object_id, extra_context=None):
+        tz = self._object_zone(request, object_id)
+        if tz is None:
+            return super().history_view(request, object_id, extra_context)
+        extra_context = {**(extra_context or {}), "school_zone": f"{zone_name(tz)} ({zone_label(tz)})"}
+        with active(tz):
+            return render_in(super().history_view(request, object_id, extra_context), tz)

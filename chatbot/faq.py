@@ -6,6 +6,15 @@ token ("tuition", "price", "how much" -> "cost"), words are lightly stemmed, and
 a query word the index has never seen is corrected to a known word one edit
 away. A follow-up such as "is it compulsory?" is first rewritten into a
 standalone question with the topic of the parent's previous question.
+
+Honesty over coverage: a match is an answer only when the entry covers enough of
+what was asked (`confidence`, below): a question about a topic the FAQ never
+mentions ("is there a policy on smartwatches?") is refused with status
+`no_match`, which tells the model to say it is not sure and to offer a callback,
+and which puts the question on the dashboard's "no answer" list. Conversational
+lead-ins ("btw", "quick question -") are dropped before retrieval, and a message
+asking two things ("what are the fees and is there a bus?") is answered part by
+part, the parts without a confident answer listed as `unanswered`.
 """
 
 import re
@@ -21,26 +30,165 @@ QUESTION_WEIGHT = 2.0  # a word in the question or tags counts twice a word in t
 # The best entry must score this many times the idf of the rarest word (a word of a single entry),
 # so the bar scales with the size of the school's FAQ.
 MIN_SCORE_RATIO = 1.3
-MIN_COVERAGE = 0.35  # share of the question's weight (idf) the best entry must contain
-UNKNOWN_WORD_WEIGHT = 0.5  # a word no entry uses weighs this share of the rarest known word
+# Confidence: the share of the question's weight (idf) the entry covers, a word of its question or tags
+# counting fully and a word found only in its answer text BODY_CREDIT of it. A word no entry uses weighs
+# UNKNOWN_WORD_WEIGHT times the rarest known word: it is most often the very topic the FAQ lacks
+# ("smartwatches", "piercings"). Below MIN_CONFIDENCE the match is not an answer (measured on
+# chatbot/faq_eval/questions.json: see tests/chatbot/test_faq_honesty.py).
+MIN_CONFIDENCE = 0.55
+BODY_CREDIT = 0.75
+UNKNOWN_WORD_WEIGHT = 1.0
+GENERIC_WEIGHT = 0.25
 CLOSE_RATIO = 0.8  # a runner-up this close to the best is offered as a related topic
 MAX_RELATED = 4
 MAX_TOPIC_WORDS = 6
+MAX_PARTS = 4  # questions answered from one message; the rest of a long message is one last part
+SUGGEST = "request_callback"
 NO_MATCH_MESSAGE = (
-    "The school's FAQ has no answer to this question. Don't guess: offer a callback from the admissions "
-    "team, or suggest asking during a campus tour."
+    "The school's FAQ has no confident answer to this question. Don't guess: tell the parent you're not sure "
+    "about it and offer a callback from the admissions team (request_callback)."
 )
+NO_QUESTION_MESSAGE = (
+    "This message asks the FAQ nothing (a greeting, thanks, or a wish to book or visit): answer it with the "
+    "other tools, not from the FAQ."
+)
+UNANSWERED_MESSAGE = (
+    "The FAQ answers only some parts of this message. For each question in `unanswered`, tell the parent "
+    "you're not sure about it rather than guess, and offer a callback from the admissions team."
+)
+
+# Conversational openers dropped before retrieval, longest first; one per line. Those in FOLLOW_UP_OPENERS
+# are kept until the follow-up rewriting has seen them ("and is it compulsory?").
+LEAD_INS = """
+    before that
+    btw
+    by the way
+    quick question
+    a quick question
+    one quick question
+    another question
+    one more question
+    one more thing
+    one last thing
+    last question
+    i have a question
+    question
+    also
+    and also
+    and
+    plus
+    so
+    oh and
+    oh
+    sorry
+    excuse me
+    hi
+    hi there
+    hello
+    hello there
+    hey
+    hey there
+    good morning
+    good afternoon
+    good evening
+    dear sir or madam
+    ok so
+    okay so
+    ok
+    okay
+    ok thanks
+    thanks
+    thank you
+    great
+    cool
+    perfect
+    alright
+    well
+    um
+    umm
+    hmm
+    anyway
+    actually
+    just wondering
+    i was wondering
+    i wanted to ask
+    just to check
+    just checking
+    quick one
+"""
+LEAD_IN_PHRASES = tuple(sorted({" ".join(line.split()) for line in LEAD_INS.splitlines() if line.strip()},
+                               key=lambda phrase: (-len(phrase), phrase)))
+FOLLOW_UP_OPENERS = frozenset({"and", "also", "and also", "plus", "so"})
+LEAD_IN_SEPARATORS = " ,;:.!-\u2013\u2014"
+
+# Where one message asks two things: after a sentence, or at "and"/"also"/"plus" followed by a new question.
+SPLIT_WORDS = ("and also", "and", "also", "plus")
+QUESTION_STARTS = (
+    "do does did is are was were can could will would should shall have has what whats how when where which "
+    "who whos whose why any"
+)
+SENTENCE_END = re.compile(r"(?<=[?!.])\s+|\n+")
+PART_BREAK = re.compile(
+    rf",?\s+(?:{'|'.join(SPLIT_WORDS)})\s+(?=(?:{'|'.join(QUESTION_STARTS.split())})\b)", re.IGNORECASE
+)
+# "We'd love to come and see the campus": a wish to do something (book, visit), which the FAQ does not
+# answer, whatever words it shares with an entry. "I'd like to know ..." is a question.
+WISH_OPENERS = (
+    "i'd like to", "i would like to", "we'd like to", "we would like to", "i'd love to", "we'd love to",
+    "i would love to", "we would love to", "i want to", "we want to", "i wish to", "we wish to",
+    "i'm hoping to", "we're hoping to", "i'm looking to", "we're looking to", "i need to", "we need to",
+    "can i please", "please",
+)
+WISH_VERBS = "arrange book cancel change come meet move reschedule schedule speak talk tour visit"
+WISH = re.compile(rf"^(?:{'|'.join(WISH_OPENERS)}) (?:{'|'.join(WISH_VERBS.split())})\b")
+# A request for information is a question too ("Tell me the address please.").
+REQUEST_STARTS = ("tell me", "please tell me", "let me know", "i want to know", "i would like to know",
+                  "i need to know", "could you tell me", "can you tell me")
+QUESTION_START = re.compile(
+    rf"^(?:{'|'.join(QUESTION_STARTS.split())}|{'|'.join(REQUEST_STARTS)})\b", re.IGNORECASE
+)
+COORDINATION = re.compile(r"\b(?:and|or|plus)\b|[&/]", re.IGNORECASE)  # "parking or bus?": maybe two topics
+CONTRACTION = re.compile(r"['\u2019](?:d|ll|re|ve|m|s)\b")
 
 _STOP_WORDS_TEXT = """
     a about above after again all along also am an and any anything are arent as ask at be been before being but
-    by can cant could did didnt do does doesnt doing dont exactly for from get gets getting go going got had has
-    have having he hello help her here hey hi him his how i id if im in into is isnt it its ive just kind know
-    like ll me mine more most much my need needs no not now of ok okay on one only or other our ours out over
-    own please pls plz r re really school schools send she should so some something tell than thank thanks that
-    thats the their them then there these they thing things this those to too u ur very want wanted was we were
-    what whats when where which while who why will with wonder wondering wont would ye yes you your yours
+    by can cant could did didnt do does doesnt doing dont during exactly for from get gets getting go going got
+    had has have having he hello help her here hey hi him his how i id if im in into is isnt it its ive just
+    kind know like ll me mine more most much my need needs no not now of ok okay on one only or other our ours
+    out over own please pls plz r re really school schools send she should so some something tell than thank
+    thanks that thats the their them then there these they thing things this those to too u ur very want wanted
+    was we were what whats when where which while who why will with wonder wondering wont would ye yes you your
+    yours
 """
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+# Everyday words that carry no topic of their own ("do you provide ...", "my son loves robots"). They
+# weigh GENERIC_WEIGHT of their idf when an entry uses them, and nothing when none does, so that only an
+# unknown word with a meaning ("smartwatches", "piercings") counts against a match.
+_GENERIC_WORDS_TEXT = """
+    able about absolutely actual actually add advance advice afternoon afternoons again ago ahead allow allowed
+    almost already although always american another anybody anyone anything anyway anywhere appreciate approx
+    approximately around asap aware awesome bad basic basically best better big bit both bring bringing brought
+    btw busy buy care certain certainly chance check checking choose clarify clear close come comes coming
+    complete concern confirm consider considering cope could couldnt curious currently deal dear definitely
+    detail details different discuss does each earlier early easy eight either else enough especially etc even
+    evening evenings ever every everyone everything exact example exist exists expect find first five follow
+    following four fyi general generally give given gives glad good great guess guy guys handle handled happen
+    happens happy hear heard hello hey hi hope hoping idea important include includes including info information
+    interest interested just keen kind kindly know last later learn learning learns least leave less let lets
+    little look looking lot lots love lovely loves main make makes manage managed many maybe mean means mention
+    might mind moment morning mornings move moving much must near nearby nearest need needed nice nine normal
+    normally note offer offered offering offers often ok okay one option options own particular particularly
+    people per perhaps period plan planning please pls plz point policies policy possible possibly prefer pretty
+    probably procedure process provide provided provides providing put quick quickly quite rather real reason
+    recent recently regard regarding related relocate relocating right rule rules same say see seem seven share
+    should since six small soon sort specific specifically step steps still sure take talk taught teach teaches
+    teaching ten thing think though thought three til till top total totally track tried true try trying twice
+    two type typical typically understand until usual usually various via wat wats watt way well whatever
+    whether while whole wish within without wonder wondered wonderful wondering worry would yeah yep yet
+"""
+GENERIC_WORDS = frozenset(_GENERIC_WORDS_TEXT.split())
+EVERYDAY_TOKENS = frozenset({"child"})  # "my son", "the kids": who, not what about
 
 # A follow-up leans on the previous question: it opens with "and ..."/"what about ...", or it asks
 # about a property ("how much", "compulsory", "what time") of something it only names with a pronoun.
@@ -67,6 +215,10 @@ PHRASES = [
     (r"\b\d+ ?(?:years?|yrs?|months?) old\b", " age "),
     (r"\b\d+ months?\b", " age "),
     (r"\bhow old\b", " age "),
+    (r"\bturns? \d+\b", " age "),
+    (r"\b\d+ and a half\b", " age "),
+    (r"\blunch ?box(?:es)?\b", " packed lunch "),
+    (r"\breport cards?\b", " report "),
     (r"\bdress code\b", " uniform "),
     (r"\bafter school care\b", " wraparound "),
     (r"\bbefore school care\b", " wraparound "),
@@ -84,13 +236,16 @@ PHRASES = [
     (r"\bfirst aid\b", " health "),
     (r"\b(?:toilet|potty) train(?:ed|ing)?\b", " toilet "),
     (r"\bopen (day|morning|house)\b", " tour "),
+    (r"\bvideo ?calls?\b", " videocall "),  # a virtual tour, not "can I call you?"
     (r"\b(look|show) (a)?round\b", " tour "),
     (r"\bcar ?park\b", " park "),
     (r"\bpe\b", " sport "),
+    (r"\bon (?:site|campus|the premises)\b", " "),
     (r"\b(real|actual) (person|human)\b", " human "),
     (r"\bpersonal (data|information|details)\b", " privacy "),
     (r"\bpublic transport\b", " location "),
     (r"\bget there\b", " location "),
+    (r"\bdirections?\b", " location "),  # its stem "direct" is also in "direct debit"
     (r"\bstudent'?s? pass\b", " visa "),
     (r"\bspeak english\b", " eal "),
 ]
@@ -100,7 +255,9 @@ SYNONYM_GROUPS = {
     "cost": "fee fees tuition cost costs price prices pricing charge charges expensive afford affordable pricey",
     "meal": "lunch lunches meal meals canteen food eat eating cafeteria menu snack snacks dinner",
     "diet": "diet diets dietary halal vegetarian vegan kosher gluten",
-    "allergy": "allergy allergies allergic nut nuts intolerance intolerant",
+    "allergy": "allergy allergies allergic nut nuts peanut peanuts intolerance intolerant",
+    "buggy": "buggy buggies pram prams stroller strollers pushchair pushchairs",
+    "annual": "annual annually yearly",
     "bus": "bus buses transport transportation shuttle coach minibus",
     "uniform": "uniform uniforms clothes clothing wear outfit attire",
     "child": "child children kid kids son daughter boy girl student students pupil pupils",
@@ -141,11 +298,12 @@ SYNONYM_GROUPS = {
     "nap": "nap naps napping sleep rest naptime",
     "device": "laptop laptops ipad ipads tablet tablets device devices computer computers chromebook",
     "trip": "trip trips excursion excursions camp camps outing outings",
-    "sport": "sport sports swimming swim pool football athletics gym",
+    "sport": "sport sports football athletics gym",
+    "swim": "swimming swim pool pools",  # not just any sport: a school without a pool has no answer
     "teacher": "teacher teachers staff educator educators",
     "religion": "religion religious christian faith church secular",
     "visa": "visa visas permit immigration",
-    "location": "location located address directions mrt train station",
+    "location": "location located address mrt train station",
     "human": "human person bot chatbot ai",
     "privacy": "privacy gdpr pdpa",
     "pay": "pay paying payment payments instalment instalments installment installments",
@@ -178,12 +336,14 @@ def _stem(word: str) -> str:
 
 
 SYNONYMS = {_stem(word): canonical for canonical, words in SYNONYM_GROUPS.items() for word in words.split()}
+SYNONYM_WORDS = frozenset(word for words in SYNONYM_GROUPS.values() for word in words.split())
 WORD = re.compile(r"[a-z0-9]+")
 
 
 def _words(text: str) -> list[str]:
     """Lower-cased words with school phrases replaced; stop words still in."""
-    text = text.lower().replace("'", "").replace("\u2019", "").replace("-", " ")
+    text = CONTRACTION.sub("", text.lower())  # "we'd", "what's": the pronoun, not "wed" or "whats"
+    text = text.replace("'", "").replace("\u2019", "").replace("-", " ")
     for pattern, replacement in PHRASE_PATTERNS:
         text = pattern.sub(replacement, text)
     return WORD.findall(text)
@@ -221,22 +381,37 @@ class _Speller:
         return min(candidates, key=lambda c: (abs(len(c) - len(word)), c))
 
 
-def _tokens(text: str, speller: _Speller | None = None) -> list[str]:
-    """Search tokens: stop words out, stemmed, spelling-corrected (queries only), synonyms mapped."""
-    tokens = []
+def _token_words(text: str, speller: _Speller | None = None) -> list[tuple[str, str]]:
+    """(search token, word as written) pairs: stop words out, stemmed, spelling-corrected (queries only),
+    synonyms mapped."""
+    pairs = []
     for word in _words(text):
         if word in STOP_WORDS:
             continue
         stem = _stem(word)
-        if speller is not None:
-            stem = speller.correct(stem)
-            if stem in STOP_WORDS:
+        if speller is not None and stem not in speller.known:
+            fixed = speller.correct(word)  # "tution" -> "tuition", which its stem "tuit" would not find
+            stem = _stem(fixed) if fixed != word else speller.correct(stem)
+            if fixed in STOP_WORDS or stem in STOP_WORDS:
                 continue
-        tokens.append(SYNONYMS.get(stem, stem))
-    return tokens
+        if stem not in STOP_WORDS:  # "ones"
+            pairs.append((SYNONYMS.get(stem, stem), word))
+    return pairs
+
+
+def _tokens(text: str, speller: _Speller | None = None) -> list[str]:
+    """Search tokens (see _token_words)."""
+    return [token for token, _ in _token_words(text, speller)]
 
 
 PROPERTY_TOKENS = frozenset(_tokens(PROPERTY_WORDS))
+GENERIC_STEMS = frozenset(_stem(word) for word in GENERIC_WORDS)
+
+
+def _is_everyday(token: str, word: str) -> bool:
+    """A word that carries no topic: an everyday word, a property ("how much", "compulsory") or a number."""
+    return (word in GENERIC_WORDS or _stem(word) in GENERIC_STEMS or token in PROPERTY_TOKENS
+            or token in EVERYDAY_TOKENS or token.isdigit())
 
 
 @dataclass
@@ -247,6 +422,7 @@ class _Index:
     doc_tokens: list[frozenset[str]]
     title_tokens: list[frozenset[str]]
     idf: dict[str, float]
+    median_idf: float
     min_score: float
     vocabulary: frozenset[str]
     speller: _Speller
@@ -290,7 +466,9 @@ def _build_index(school) -> _Index | None:
         title_text = " ".join([row["question"], *[str(t) for t in row["tags"] or []]])
         title_docs.append(list(dict.fromkeys(_tokens(title_text))))  # tags are alternatives, not frequency
         body_docs.append(_tokens(row["answer"]))
-        raw_words.update(_stem(w) for w in _words(f"{title_text} {row['answer']}") if w not in STOP_WORDS)
+        words = [w for w in _words(f"{title_text} {row['answer']}") if w not in STOP_WORDS]
+        raw_words.update(words)
+        raw_words.update(_stem(w) for w in words)
     doc_tokens = [frozenset(t) | frozenset(b) for t, b in zip(title_docs, body_docs, strict=True)]
     n = len(rows)
     document_frequency: dict[str, int] = {}
@@ -305,9 +483,10 @@ def _build_index(school) -> _Index | None:
         doc_tokens=doc_tokens,
         title_tokens=[frozenset(t) for t in title_docs],
         idf=idf,
+        median_idf=float(np.median(list(idf.values()))),
         min_score=MIN_SCORE_RATIO * max(idf.values()),
         vocabulary=frozenset(idf),
-        speller=_Speller.build(raw_words | set(SYNONYMS) | STOP_WORDS),
+        speller=_Speller.build(raw_words | set(SYNONYMS) | SYNONYM_WORDS | STOP_WORDS),
     )
 
 
@@ -371,21 +550,102 @@ def rewrite_follow_up(question: str, history: list[str] | None, *, vocabulary: f
     return question
 
 
-def _coverage(index: _Index, query: set[str], position: int) -> float:
-    """Share of the question's idf weight found in entry `position`.
+def _starts_with(text: str, phrase: str) -> int:
+    """The length of `phrase` plus its separators when `text` opens with it as whole words, else 0."""
+    if not text.startswith(phrase):
+        return 0
+    rest = text[len(phrase):]
+    if rest and not (rest[0] in LEAD_IN_SEPARATORS[:-3] or (rest[0] in "-\u2013\u2014" and rest[1:2].isspace())):
+        return 0  # "hidden", "so-called"
+    return len(text) - len(rest.lstrip(LEAD_IN_SEPARATORS))
 
-    A word no entry uses ("poem", "bitcoin") counts against the match, but less
-    than a known word the entry lacks, which points to another topic.
+
+def strip_lead_ins(question: str, *, keep_follow_up_opener: bool = False) -> str:
+    """"Quick question - btw, do you have a bus?" -> "do you have a bus?".
+
+    Drops the openers of LEAD_INS one after the other. With `keep_follow_up_opener`,
+    an opener that marks a follow-up ("and", "also") stops the stripping, so that
+    rewrite_follow_up still sees it. Returns "" when the message is only lead-ins.
     """
-    unknown_weight = UNKNOWN_WORD_WEIGHT * max(index.idf.values())
-    total = sum(index.idf.get(token, unknown_weight) for token in query)
-    found = sum(index.idf[token] for token in query if token in index.doc_tokens[position])
+    text = " ".join(question.split())
+    while text:
+        lowered = text.lower().replace("\u2019", "'")
+        for phrase in LEAD_IN_PHRASES:
+            length = _starts_with(lowered, phrase)
+            if length:
+                break
+        else:
+            return text
+        if keep_follow_up_opener and phrase in FOLLOW_UP_OPENERS:
+            return text
+        text = text[length:]
+    return text
+
+
+def _is_question(text: str) -> bool:
+    return text.rstrip().endswith("?") or bool(QUESTION_START.match(strip_lead_ins(text)))
+
+
+def _is_wish(text: str) -> bool:
+    return bool(WISH.match(strip_lead_ins(text).lower().replace("\u2019", "'")))
+
+
+def split_question(question: str) -> list[str]:
+    """The questions of one message: "What are the fees and is there a bus?" -> two.
+
+    It splits after a sentence, and at "and"/"also"/"plus" when a new question
+    follows ("... and do you ..."), never inside one ("allergies and special diets").
+    A sentence that only gives context ("My daughter is 4.") stays with the
+    question it leads to; greetings, thanks and wishes ("we'd love to visit")
+    are dropped, so a message of only those has no question at all.
+    """
+    pieces = [p.strip(" ,") for sentence in SENTENCE_END.split(question.strip())
+              for p in PART_BREAK.split(sentence)]
+    parts: list[str] = []
+    context = ""
+    for piece in pieces:
+        if not _tokens(strip_lead_ins(piece)) or _is_wish(piece):  # "Hi!", "thanks so much", "we'd love to visit"
+            continue
+        if _is_question(piece):
+            parts.append(f"{context} {piece}".strip())
+            context = ""
+        else:
+            context = f"{context} {piece}".strip()
+    if context:
+        if parts:
+            parts[-1] = f"{parts[-1]} {context}"
+        else:
+            parts.append(context)
+    if len(parts) > MAX_PARTS:
+        parts = [*parts[: MAX_PARTS - 1], " ".join(parts[MAX_PARTS - 1:])]
+    return parts
+
+
+def _weights(index: _Index, pairs: list[tuple[str, str]]) -> dict[str, float]:
+    """Each distinct query token's weight: its idf, GENERIC_WEIGHT of it for an everyday word ("taught",
+    "provide", "7"); for a token no entry uses, UNKNOWN_WORD_WEIGHT x the rarest word's idf, or nothing
+    when it is an everyday word or a fragment."""
+    unknown = UNKNOWN_WORD_WEIGHT * max(index.idf.values())
+    everyday = {token for token, word in pairs if _is_everyday(token, word)}
+    everyday -= {token for token, word in pairs if not _is_everyday(token, word)}  # "lessons taught"
+    weights = {}
+    for token, _word in pairs:
+        if token in weights:
+            continue
+        if token in index.idf:
+            weights[token] = GENERIC_WEIGHT * index.median_idf if token in everyday else index.idf[token]
+        elif token.isdigit():  # "what's 25 times 17"
+            weights[token] = GENERIC_WEIGHT * unknown
+        elif token not in everyday and len(token) > 2:
+            weights[token] = unknown
+    return weights
+
+
+def confidence(index: _Index, weights: dict[str, float], position: int) -> float:
+    """How much of the question entry `position` covers, from 0 to 1 (see MIN_CONFIDENCE)."""
+    total = sum(weights.values())
+    found = sum(weight * _credit(index, token, position) for token, weight in weights.items())
     return found / total if total else 0.0
-
-
-def _is_answer(index: _Index, words: set[str], position: int) -> bool:
-    """Enough of the question is in the entry, and not only somewhere in its answer text."""
-    return bool(words & index.title_tokens[position]) and _coverage(index, words, position) >= MIN_COVERAGE
 
 
 def _different_topics(index: _Index, first: int, second: int) -> bool:
@@ -393,34 +653,134 @@ def _different_topics(index: _Index, first: int, second: int) -> bool:
     return len(a & b) / max(len(a | b), 1) < 0.5
 
 
-def answer_question(school, question: str, history: list[str] | None = None) -> dict:
-    """The `get_faq_answer` result (chatbot/agent/CONTRACT.md) for a parent's question."""
-    index = _index_for(school)
-    standalone = rewrite_follow_up(question, history, vocabulary=index.vocabulary if index else None)
-    no_match = {"status": "no_match", "message": NO_MATCH_MESSAGE, "standalone_question": standalone}
-    if index is None:
-        return no_match
-    query = _tokens(standalone, index.speller)
-    if not query:
-        return no_match
-    scores = QUESTION_WEIGHT * index.titles.get_scores(query) + index.bodies.get_scores(query)
-    order = [int(i) for i in np.argsort(-scores, kind="stable")]
-    words = set(query)
-    contenders = [i for i in order[:3] if scores[i] >= max(index.min_score, CLOSE_RATIO * scores[order[0]])]
-    best = next((i for i in contenders if _is_answer(index, words, i)), None)
-    if best is None:
-        return no_match
-    entry = index.entries[best]
+def _no_match(standalone: str) -> dict:
+    return {"status": "no_match", "message": NO_MATCH_MESSAGE, "suggest": SUGGEST,
+            "standalone_question": standalone}
+
+
+def _success(index: _Index, position: int, sure: float, standalone: str, related_first: str = "") -> dict:
+    entry = index.entries[position]
     related = [str(topic) for topic in entry["related_topics"] or []]
-    runner_up = next((i for i in contenders if i != best and _is_answer(index, words, i)), None)
-    if runner_up is not None and _different_topics(index, best, runner_up):
-        other = index.entries[runner_up]["question"]
-        related = [other, *(topic for topic in related if topic != other)]
+    if related_first:
+        related = [related_first, *(topic for topic in related if topic != related_first)]
     return {
         "status": "success",
         "answer": entry["answer"],
         "question_matched": entry["question"],
         "sources": [{"id": entry["id"], "question": entry["question"]}],
         "related_topics": [topic for topic in related if topic != entry["question"]][:MAX_RELATED],
+        "confidence": round(sure, 2),
         "standalone_question": standalone,
     }
+
+
+def _pair(index: _Index, weights: dict[str, float], candidates: list[int]) -> tuple[int, int, float] | None:
+    """Two entries on different topics that together cover the question ("parking or bus?", "fees and bus
+    times?"), each with a topic word of the question in its own question or tags: (first, second, coverage)."""
+    topical = {token for token, weight in weights.items() if weight >= index.idf.get(token, weight)}
+    best = None
+    for first_rank, first in enumerate(candidates):
+        for second in candidates[first_rank + 1:]:
+            own_first = (topical & index.title_tokens[first]) - index.title_tokens[second]
+            own_second = (topical & index.title_tokens[second]) - index.title_tokens[first]
+            if not own_first or not own_second or not _different_topics(index, first, second):
+                continue
+            covered = sum(weight * max(_credit(index, token, first), _credit(index, token, second))
+                          for token, weight in weights.items()) / sum(weights.values())
+            if covered >= MIN_CONFIDENCE and (best is None or covered > best[2]):
+                best = (first, second, covered)
+    return best
+
+
+def _credit(index: _Index, token: str, position: int) -> float:
+    """How much a query word found in entry `position` counts: fully in its question or tags, less in its
+    answer only."""
+    if token in index.title_tokens[position]:
+        return 1.0
+    return BODY_CREDIT if token in index.doc_tokens[position] else 0.0
+
+
+def _answer_part(index: _Index | None, question: str, history: list[str] | None) -> list[dict]:
+    """The results for one question: the best entry, two entries that together answer it, or no_match when
+    no entry (or pair) reaches MIN_CONFIDENCE."""
+    vocabulary = index.vocabulary if index else None
+    opened = strip_lead_ins(question, keep_follow_up_opener=True) or question
+    standalone = strip_lead_ins(rewrite_follow_up(opened, history, vocabulary=vocabulary))
+    standalone = standalone or " ".join(question.split())
+    if index is None:
+        return [_no_match(standalone)]
+    pairs = _token_words(standalone, index.speller)
+    weights = _weights(index, pairs)
+    if not weights:
+        return [_no_match(standalone)]
+    query = [token for token, _ in pairs]
+    scores = QUESTION_WEIGHT * index.titles.get_scores(query) + index.bodies.get_scores(query)
+    order = [int(i) for i in np.argsort(-scores, kind="stable")]
+    candidates = [i for i in order[:3] if scores[i] >= index.min_score]
+    contenders = [i for i in candidates if scores[i] >= CLOSE_RATIO * scores[order[0]]]
+    sure = {i: confidence(index, weights, i) for i in candidates if set(weights) & index.title_tokens[i]}
+    answers = [i for i in contenders if sure.get(i, 0.0) >= MIN_CONFIDENCE]
+    if not answers:
+        pair = _pair(index, weights, [i for i in candidates if i in sure]) if COORDINATION.search(standalone) else None
+        if pair is None:
+            return [_no_match(standalone)]
+        return [_success(index, position, pair[2], standalone) for position in pair[:2]]
+    best = answers[0]
+    runner_up = next((i for i in answers if i != best), None)
+    other = ""
+    if runner_up is not None and _different_topics(index, best, runner_up):
+        other = index.entries[runner_up]["question"]
+    return [_success(index, best, sure[best], standalone, related_first=other)]
+
+
+def _as_question(text: str) -> str:
+    return text if text.endswith(("?", ".", "!")) else f"{text}?"
+
+
+def answer_question(school, question: str, history: list[str] | None = None) -> dict:
+    """The `get_faq_answer` result (chatbot/agent/CONTRACT.md) for a parent's question.
+
+    A message asking several things gets one result: success with `answers` (one
+    per entry found) and `unanswered` (the parts with no confident answer), or
+    no_match when no part has one.
+    """
+    index = _index_for(school)
+    parts = split_question(question)
+    if not parts:  # a greeting, thanks or a wish to book: nothing for the FAQ, nothing for its to-do list
+        return {**_no_match(" ".join(question.split())), "message": NO_QUESTION_MESSAGE, "unanswered": []}
+    earlier = list(history or [])
+    results = []
+    for part in parts:
+        results += _answer_part(index, part, earlier)
+        earlier.append(part)  # "is there a bus? and how much is it?": the second leans on the first
+    answered = [r for r in results if r["status"] == "success"]
+    entries = list(dict.fromkeys(r["sources"][0]["id"] for r in answered))
+    unanswered = [r["standalone_question"] for r in results if r["status"] != "success"]
+    standalone = " ".join(dict.fromkeys(_as_question(r["standalone_question"]) for r in results))
+    if len(results) == 1:
+        return results[0]
+    if len(entries) == 1 and not unanswered:  # "Is there a bus? And how much is it?"
+        return {**answered[0], "standalone_question": standalone}
+    if not answered:
+        return {**_no_match(standalone), "unanswered": unanswered}
+    first = {r["sources"][0]["id"]: r for r in reversed(answered)}  # the first result for each entry
+    found = [first[entry_id] for entry_id in entries]
+    matched = {r["question_matched"] for r in found}
+    related = [t for r in found for t in r["related_topics"] if t not in matched]
+    result = {
+        "status": "success",
+        "answer": "\n\n".join(r["answer"] for r in found),
+        "question_matched": found[0]["question_matched"],
+        "sources": [source for r in found for source in r["sources"]],
+        "related_topics": list(dict.fromkeys(related))[:MAX_RELATED],
+        "confidence": min(r["confidence"] for r in found),
+        "standalone_question": standalone,
+        "answers": [{"question": r["standalone_question"], "answer": r["answer"],
+                     "question_matched": r["question_matched"], "sources": r["sources"],
+                     "confidence": r["confidence"]} for r in found],
+        "unanswered": unanswered,
+    }
+    if unanswered:
+        result["message"] = UNANSWERED_MESSAGE
+        result["suggest"] = SUGGEST
+    return result

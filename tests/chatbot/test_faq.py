@@ -8,13 +8,14 @@ import pytest
 from adminpanel import demo_content
 from adminpanel.management.commands.seed_demo import Command
 from bookings.models import School
-from chatbot.faq import answer_question, rewrite_follow_up
+from chatbot.faq import MIN_CONFIDENCE, answer_question, rewrite_follow_up
 from chatbot.faq_eval import faq_accuracy, load_questions
 from chatbot.models import FaqEntry
 from tests.factories import FaqEntryFactory, SchoolFactory
 
-SUCCESS_KEYS = {"status", "answer", "question_matched", "sources", "related_topics", "standalone_question"}
-NO_MATCH_KEYS = {"status", "message", "standalone_question"}
+SUCCESS_KEYS = {"status", "answer", "question_matched", "sources", "related_topics", "confidence",
+                "standalone_question"}
+NO_MATCH_KEYS = {"status", "message", "suggest", "standalone_question"}
 OFF_TOPIC = ["what's the weather on Mars", "write me a poem", "tell me a joke", "who won the world cup in 2022?"]
 
 
@@ -59,7 +60,7 @@ def test_off_topic_questions_get_no_match(demo_schools, question):
         result = answer_question(school, question)
         assert set(result) == NO_MATCH_KEYS
         assert result["status"] == "no_match"
-        assert result["message"]
+        assert result["message"] and result["suggest"] == "request_callback"
         assert result["standalone_question"] == question
 
 
@@ -74,6 +75,7 @@ def test_success_result_has_the_contract_shape(demo_schools):
     assert "S$32,400" in result["answer"]
     assert result["sources"] == [{"id": entry.pk, "question": entry.question}]
     assert result["related_topics"] and all(isinstance(topic, str) for topic in result["related_topics"])
+    assert MIN_CONFIDENCE <= result["confidence"] <= 1
     assert entry.question not in result["related_topics"]
     assert result["standalone_question"] == "how much r the fees"
 
@@ -177,15 +179,41 @@ def test_shared_entries_answer_for_every_school(demo_schools):
 
 @pytest.mark.django_db
 def test_close_runner_up_on_another_topic_is_offered_as_related_topic(school):
+    for question, tags in (("How much are the fees?", ["fees"]), ("Is there a uniform?", ["uniform"]),
+                           ("What are the school hours?", ["hours"]), ("Do you teach Mandarin?", ["languages"])):
+        FaqEntryFactory(school=school, question=question, answer="See the website.", tags=tags)
+    FaqEntryFactory(school=school, question="Is there visitor parking for coaches?", answer="Yes, two bays.",
+                    tags=["bus", "coach"])
+    FaqEntryFactory(school=school, question="Where do visitors park?", answer="On the field by the gate.",
+                    tags=["lunch", "gate"], related_topics=["Where is the school?"])
+    result = answer_question(school, "is there visitor parking?")
+    assert result["status"] == "success"
+    other = ({"Is there visitor parking for coaches?", "Where do visitors park?"}
+             - {result["question_matched"]}).pop()
+    assert result["related_topics"][0] == other
+
+
+@pytest.mark.django_db
+def test_two_entries_that_together_answer_a_question_are_both_given(school):
     FaqEntryFactory(school=school, question="Is there parking?", answer="Yes, by the gate.", tags=["car park"],
                     related_topics=["Where is the school?"])
     FaqEntryFactory(school=school, question="Is there a bus?", answer="Yes, door to door.", tags=["transport"],
                     related_topics=["Where is the school?"])
     FaqEntryFactory(school=school, question="Where is the school?", answer="21 Tampines Avenue 9.", tags=["address"])
-    result = answer_question(school, "parking or bus?")
+    result = answer_question(school, "is there parking? or a bus?")  # each entry answers one part
     assert result["status"] == "success"
-    other = ({"Is there parking?", "Is there a bus?"} - {result["question_matched"]}).pop()
-    assert result["related_topics"] == [other, "Where is the school?"]
+    assert {a["question_matched"] for a in result["answers"]} == {"Is there parking?", "Is there a bus?"}
+    assert result["related_topics"] == ["Where is the school?"] and result["unanswered"] == []
+
+    result = answer_question(school, "parking or bus?")  # one question, two entries that together answer it
+    assert {a["question_matched"] for a in result["answers"]} == {"Is there parking?", "Is there a bus?"}
+    assert result["answer"] == "Yes, by the gate.\n\nYes, door to door." or result["answer"] == (
+        "Yes, door to door.\n\nYes, by the gate.")
+
+    FaqEntryFactory(school=school, question="Can I park near the bus stop?", answer="Yes, on Avenue 9.",
+                    tags=["parking", "bus stop"])
+    close = answer_question(school, "is there parking by the bus stop?")
+    assert close["question_matched"] == "Can I park near the bus stop?"
 
     clear = answer_question(school, "is there a car park?")
     assert clear["question_matched"] == "Is there parking?"
@@ -197,8 +225,8 @@ def test_school_without_entries_gets_no_match(school):
     other = SchoolFactory()
     FaqEntryFactory(school=other, question="Is there a school bus?", answer="Yes.", tags=["bus"])
     result = answer_question(school, "is there a school bus?")
-    assert result == {"status": "no_match", "message": result["message"], "standalone_question":
-                      "is there a school bus?"}
+    assert result == {"status": "no_match", "message": result["message"], "suggest": "request_callback",
+                      "standalone_question": "is there a school bus?"}
 
 
 @pytest.mark.django_db

@@ -107,15 +107,30 @@ def kept_booking() -> str:
     return "No problem, I won't cancel anything."
 
 
-def faq_answer(result: dict) -> str:
-    return str(result.get("answer") or "").strip()
+NOT_SURE = "I'm not sure about that one: I don't have that information, and I'd rather not guess."
+CALLBACK_OFFER = "Would you like someone from our admissions team to call you back about it?"  # REPLY_ASKS
+
+
+def _not_sure_about(questions: list[str]) -> str:
+    asked = " and ".join(f'"{q.rstrip(" ?.!")}"' for q in questions)
+    return f"As for {asked}, I'm not sure: I don't have that information, and I'd rather not guess."
+
+
+def faq_answer(result: dict, offer_callback: bool = False) -> str:
+    """A get_faq_answer success: its answer, or for a message that asked several things each answer found,
+    then an honest "not sure" about the parts the FAQ has no confident answer to (`unanswered`)."""
+    answers = [str(a.get("answer") or "").strip() for a in result.get("answers") or [] if isinstance(a, dict)]
+    if not answers:
+        return str(result.get("answer") or "").strip()
+    unanswered = [str(q).strip() for q in result.get("unanswered") or [] if str(q).strip()]
+    if unanswered:
+        answers.append(_not_sure_about(unanswered) + (f" {CALLBACK_OFFER}" if offer_callback else ""))
+    return " ".join(a for a in answers if a)
 
 
 def faq_unknown(offer_callback: bool) -> str:
-    text = "I'm sorry, I don't have that information."
-    if offer_callback:
-        text += " Would you like someone from our admissions team to call you back about it?"
-    return text
+    """A get_faq_answer no_match (nothing found, or nothing found with confidence)."""
+    return f"{NOT_SURE} {CALLBACK_OFFER}" if offer_callback else NOT_SURE
 
 
 def corrected(result: dict, today: dt.date) -> str:

@@ -61,21 +61,23 @@ class ActiveContext:
     slots_shown: list[dict] = field(default_factory=list)
     last_booking_id: str = ""
     session_started_at: str = ""
+    read_back: dict[str, Any] = field(default_factory=dict)  # {"action", "after"}: see chatbot.agent.confirmation
 
     def as_prompt_dict(self) -> dict:
         return {"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
-                "last_booking_id": self.last_booking_id}
+                "last_booking_id": self.last_booking_id, "awaiting_yes_to": self.read_back.get("action", "")}
 
     def _to_json(self) -> str:
         return json.dumps({"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
-                           "last_booking_id": self.last_booking_id, "session_started_at": self.session_started_at})
+                           "last_booking_id": self.last_booking_id, "session_started_at": self.session_started_at,
+                           "read_back": self.read_back})
 
     @classmethod
     def _from_json(cls, school_id: int, contact_id: int, raw: str | None) -> "ActiveContext":
         data = json.loads(raw) if raw else {}
         return cls(school_id, contact_id, data.get("task_type", ""), data.get("collected", {}),
                    data.get("slots_shown", []), data.get("last_booking_id", ""),
-                   data.get("session_started_at") or timezone.now().isoformat())
+                   data.get("session_started_at") or timezone.now().isoformat(), data.get("read_back") or {})
 
     @classmethod
     def load(cls, school_id: int, contact_id: int) -> "ActiveContext":

@@ -22,11 +22,11 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from bookings import selectors as booking_selectors
 from bookings import services as bookings
-from bookings.intake import Intake
-from bookings.models import CallbackRequest, School
+from bookings.intake import DETAILS, Intake
+from bookings.models import WEEKDAY_NAMES, CallbackRequest, School
 from bookings.services import BookingError, SlotView, describe_date
 from chatbot import faq
-from chatbot.agent import memory
+from chatbot.agent import confirmation, memory
 from chatbot.agent.datetimes import parse_date, parse_time, time_of_day
 from chatbot.models import Conversation, Message
 from chatbot.text import without_nul
@@ -276,6 +276,17 @@ def book_tour(
                 "message": "Please choose an exact tour start time.", "options": _slot_dicts(options)}
     if missing:
         return {"status": "missing_fields", "missing": missing, "collected": collected}
+    day, start_time = dt.date.fromisoformat(intake.preferred_date), dt.time.fromisoformat(intake.preferred_time)
+    details = _tour_details(ctx.school, day, start_time, **intake.details)
+    try:
+        _check_open(ctx, day, start_time)
+    except BookingError as exc:
+        _forget(intake, exc.field)
+        ctx.active.collected = intake.as_dict()
+        return _booking_error(exc)
+    action = "book " + ", ".join(str(details[k]) for k in ("date", "time", *DETAILS) if k in details)
+    if _awaiting_yes(ctx, action):
+        return {"status": "confirm", "action": "book", "read_back": details, "message": confirmation.NOT_YET}
     try:
         booking = bookings.book_tour(
             school=ctx.school, contact=ctx.contact, parent_name=collected["parent_name"],
@@ -296,22 +307,44 @@ def book_tour(
     return {"status": "success", "booking_id": booking.reference, "confirmation_details": _confirmation(booking)}
 
 
+def _tour_details(school: School, day: dt.date, start_time: dt.time, **people) -> dict:
+    """A tour as the parent is told it: when (in the school's zone), where, who comes and how we reach them."""
+    return {
+        "date": day.isoformat(),
+        "weekday": WEEKDAY_NAMES[day.weekday()],
+        "time": start_time.strftime("%H:%M"),
+        "label": f"{describe_date(day)}, {start_time:%H:%M}",
+        "duration_minutes": school.tour_duration_minutes,
+        **{k: v for k, v in people.items() if k in DETAILS and v not in (None, "")},
+        "school": school.name,
+        "address": school.address,
+    }
+
+
 def _confirmation(booking) -> dict:
     local = booking.local_start
-    return {
-        "date": local.date().isoformat(),
-        "weekday": local.strftime("%A"),
-        "time": local.strftime("%H:%M"),
-        "label": f"{describe_date(local.date())}, {local:%H:%M}",
-        "duration_minutes": booking.school.tour_duration_minutes,
-        "child_name": booking.child_name,
-        "child_age": booking.child_age,
-        "parent_name": booking.parent_name,
-        "parent_phone": booking.parent_phone,
-        "parent_email": booking.parent_email,
-        "school": booking.school.name,
-        "address": booking.school.address,
-    }
+    return _tour_details(booking.school, local.date(), local.time().replace(second=0, microsecond=0),
+                         child_name=booking.child_name, child_age=booking.child_age, parent_name=booking.parent_name,
+                         parent_phone=booking.parent_phone, parent_email=booking.parent_email)
+
+
+def _check_open(ctx: ToolContext, day: dt.date, start_time: dt.time) -> None:
+    """BookingError unless that tour can be booked now (every rule, and a free seat)."""
+    bookings.check_slot(ctx.school, day, start_time, now=ctx.now)
+    if not bookings.available_slots(ctx.school, day, day, [f"{start_time:%H:%M}"], now=ctx.now):
+        raise BookingError("slot_full", f"The {start_time:%H:%M} tour on {describe_date(day)} is full.",
+                           field="preferred_time",
+                           alternatives=bookings.available_slots(ctx.school, day, day, now=ctx.now))
+
+
+def _awaiting_yes(ctx: ToolContext, action: str) -> bool:
+    """True, with the read-back noted, unless the parent already said yes to exactly this action."""
+    latest = max(ctx.turn_message_ids, default=0)
+    if confirmation.confirmed(ctx.active.read_back, action, ctx.contact.pk, latest):
+        ctx.active.read_back = {}
+        return False
+    ctx.active.read_back = {"action": action, "after": latest}
+    return True
 
 
 def manage_tour_booking(
@@ -343,6 +376,10 @@ def manage_tour_booking(
         return _error(f"No booking {reference} found for you.", your_bookings=_your_bookings(ctx.contact))
     try:
         if verb == "cancel":
+            if _awaiting_yes(ctx, f"cancel {booking.reference}"):
+                return {"status": "confirm", "action": "cancel", "booking_id": booking.reference,
+                        "tour": _confirmation(booking), "cancellation_reason": cancellation_reason or "",
+                        "message": confirmation.NOT_YET}
             cancelled = bookings.cancel_tour(booking=booking, reason=cancellation_reason or "", now=ctx.now)
             local = cancelled.local_start
             return {"status": "success", "action": "cancelled", "booking_id": cancelled.reference,
@@ -366,6 +403,15 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
         ctx.active.slots_shown = _slot_dicts(options)
         return {"status": "missing_fields", "missing": ["new_time"], "options": _slot_dicts(options),
                 "message": "Please choose an exact tour start time."}
+    start_time = start_time.replace(second=0, microsecond=0)
+    _check_open(ctx, day, start_time)
+    if _awaiting_yes(ctx, f"reschedule {booking.reference} to {day.isoformat()} {start_time:%H:%M}"):
+        intake = _intake(ctx)  # the new day and time, for the parent's "yes"
+        intake.record_when(date=day, time=f"{start_time:%H:%M}")
+        ctx.active.collected = intake.as_dict()
+        return {"status": "confirm", "action": "reschedule", "booking_id": booking.reference,
+                "from": _confirmation(booking), "to": _tour_details(ctx.school, day, start_time),
+                "message": confirmation.NOT_YET}
     new = bookings.reschedule_tour(booking=booking, new_date=day, new_time=start_time, now=ctx.now)
     ctx.active.last_booking_id = new.reference
     ctx.active.slots_shown = []  # the offer is used, as after book_tour

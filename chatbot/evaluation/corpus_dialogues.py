@@ -13,7 +13,10 @@ the right day will do), and a "shall I book?" only after the dialogue's own
 turns are over. It never repeats a date or a time for the concierge.
 
 A dialogue counts as bookable when its gold date is within the school's booking
-window and its gold time (if any) is one of the school's start times. It is
+window, its gold time (if any) is one of the school's start times, and the
+original service never failed a booking in it (NOTIFY_FAILURE): there the slot
+finally booked is one that service proposed instead, which a parent talking to
+a school with that slot open would never be offered. It is
 booked right when, at the end, exactly one tour is booked for the parent, on the
 gold date, at the gold time.
 """
@@ -79,7 +82,9 @@ def is_bookable(item: dict) -> bool:
     except (KeyError, ValueError):
         return False
     in_window = reference <= gold_day <= reference + dt.timedelta(days=MAX_ADVANCE_DAYS)
-    return in_window and (time is None or time in START_TIMES)
+    failed = any("NOTIFY_FAILURE" in act for turn in item.get("turns") or [] if turn.get("speaker") == "SYSTEM"
+                 for act in turn.get("acts") or [])
+    return in_window and (time is None or time in START_TIMES) and not failed
 
 
 def _create_world() -> tuple[School, object]:

@@ -37,6 +37,8 @@ def _book(turn: "Turn") -> str:
     result = _last(turn, "book_tour")
     if result and result.get("status") == "success":
         return replies.booking_confirmed(result, turn.today)
+    if result and result.get("status") == "confirm":
+        return replies.read_back_booking(result, turn.today)
     if result and result.get("status") == "error":
         return replies.tool_error(result, turn.today)
     problem = _choice_problem(turn)
@@ -72,6 +74,9 @@ def _manage_result(turn: "Turn", action: str) -> str:
     if not result:
         return ""
     status = result.get("status")
+    if status == "confirm":
+        read_back = replies.read_back_cancel if result.get("action") == "cancel" else replies.read_back_move
+        return read_back(result, turn.today)
     if status == "success":
         if result.get("action") == "cancelled":
             ref = result.get("booking_id")
@@ -166,6 +171,8 @@ def compose(turn: "Turn") -> str:
     main = _main(turn)
     if main:
         parts.append(main)
+    elif "no" in reading.intents and "read_back" in turn.asked:
+        parts.append(replies.what_to_change())
     elif "no" in reading.intents:
         parts.append(replies.no_problem())
     elif "help" in reading.intents and not parts:

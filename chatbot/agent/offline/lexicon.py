@@ -23,11 +23,13 @@ BYE = _rx(
 )
 _TOUR = (
     r"(?:a |the |another |one more |)(?:campus |school )?"
-    r"(?:tour|visit|look around|viewing|come (?:and|to) see|see the (?:school|campus))"
+    r"(?:tour|visit|look around|viewing|come (?:and|to) see|see the (?:school|campus)|come (?:by|over|down|in)"
+    r"|pop (?:by|in|over|down)|drop (?:by|in)|have a look|take a look|check out the (?:school|campus))"
 )
 BOOK = _rx(
     r"\bbook\b(?!\s+(?:club|fair|list))|\bbooking (?:a|an|another|one|for|in)\b|\breserve\b|\bsign (?:me |us )?up\b"
-    r"|\b(?:want|would like|'d like|wanna|like to|interested in|keen|looking for|hoping|need|can (?:i|we)"
+    r"|\b(?:want|would like|'d like|wanna|like to|love to|'d love|interested in|keen|looking for|hoping|hope to"
+    r"|need|plan(?:ning)? to|thinking of|can (?:i|we)"
     rf"|could (?:i|we)|may (?:i|we)|arrange|schedule|plan)\b[^.?!]*\b{_TOUR}"
     rf"|^\s*{_TOUR}\s*(?:please|pls)?\s*[.!?]*\s*$"
     r"|\b(?:a |the )?(?:campus |school )?(?:tour|visit)\s+(?:for|on|please|pls|next|this|tomorrow)\b"
@@ -103,8 +105,10 @@ AVAILABILITY = _rx(
     r"|other (?:days?|times?|dates?))\b"
 )
 CORRECTION = _rx(
-    r"^\s*(?:sorry|oops|actually|correction|wait|no,)|\bi mean[t]?\b|\bmake it\b|\bchange (?:it|that|the \w+) to\b"
-    r"|\bshould (?:be|have been)\b|\binstead\b|\bnot\s+\S+|\bmisspel\w*|\btypo\b|\bwrong\b"
+    r"^\s*(?:sorry|oops|actually|correction|wait|no\b|nope\b|hmm)|\bi mean[t]?\b|\bmake it\b"
+    r"|\b(?:change|switch|move) (?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+to\b|\bchanged my mind\b"
+    r"|\b(?:how|what) about\b|\brather\b|\bshould (?:be|have been)\b|\binstead\b|\bnot\s+\S+|\bmisspel\w*"
+    r"|\btypo\b|\bwrong\b"
 )
 
 # --- details -------------------------------------------------------------------------------------------------------
@@ -157,6 +161,7 @@ CHILD_NAME = [
     _rx(rf"\b{_CHILD}(?:'s name is|\s+is called|\s+called|\s+named|\s+is|,|:)?\s+({_NAME})"),
     _rx(rf"\b(?:his|her|their|child's|kid's) name is\s+({_NAME})"),
     _rx(rf"\b(?:he|she)(?:'s| is) called\s+({_NAME})"),
+    re.compile(r"\b(?i:he|she)(?:'s| is)\s+([A-Z][a-z'-]+)\b"),  # "he's Ethan" (a capitalised name, not "he's 5")
     _rx(rf"\bfor\s+({_NAME})\s*(?:,|\()?\s*(?:aged?\s*|(?:he|she)(?:'s| is)\s+)?\d{{1,2}}\b"),
     _rx(rf"\b({_NAME})\s*\(\s*\d{{1,2}}\s*\)"),
     _rx(rf"\b({_NAME}),?\s+who(?:'s| is)\s+\d"),
@@ -180,6 +185,16 @@ AGE = [
     _rx(rf"\b{_NAME}\s*,\s*(\d{{1,2}})\b{NOT_TIME}"),
     _rx(rf"\bfor\s+{_NAME}\s+(\d{{1,2}})\b{NOT_TIME}"),
 ]
+AGE_TURNING = _rx(r"\bturn(?:s|ing)\s+(\d{1,2})\b(?!\s*(?:am|pm|:|/|\.\d|\d))")  # "turning 6 in March": 5 now
+BIRTH = _rx(  # "born 12 May 2021", "DOB is 03/02/2020": the phrase after the cue, up to the sentence's end
+    r"\b(?:born(?: on| in)?|d\.?o\.?b\.?|date of birth|birthday)(?:\s+is)?\s*[:\-]?\s*(.{3,40}?)(?:[,;!?]|\.\s|\.?$)"
+)
+NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+    "eighteen": 18,
+}
+NUMBER_WORD = _rx(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
 NAME_CORRECTION = [  # (new, old) for "Jon not John"; (old, new) for "not John, Jon"
     _rx(rf"({_NAME})\s*,?\s+not\s+({_NAME})"),
     _rx(rf"\bnot\s+({_NAME})\s*,?\s*(?:but\s+|it'?s\s+)?({_NAME})"),
@@ -203,7 +218,9 @@ _NOT_A_NAME = """
     one two three four five six seven eight nine ten first second third last another other younger older
     cancel reschedule move change call callback do does did have has had get got make made meant mean
     well doing where what when which who why how phone number mobile email e-mail contact tel
+    btw lah leh lor ah mah la bah ya yah pls plz thx tks fyi ok ok. anyway though too
 """
+TITLES = frozenset(["mr", "mrs", "ms", "miss", "mdm", "madam", "dr", "prof", "mr.", "mrs.", "ms.", "dr.", "prof."])
 NOT_A_NAME = frozenset(_NOT_A_NAME.split())
 
 # --- what a concierge reply asked for (read back from the previous reply) ------------------------------------------
@@ -219,6 +236,7 @@ REPLY_ASKS = {
         r"\b(?:good|best|convenient) time (?:to|for us to) call\b|\bwhen (?:should|can|shall) (?:we|they) call"
     ),
     "which_tour": _rx(r"\bwhich (?:tour|booking)\b"),
+    "read_back": _rx(r"\bjust to check\b"),
     "offer_book": _rx(r"\b(?:like|want) (?:me )?to book\b|\bshall i book\b|\bbook (?:one|a tour)\?"),
     "offer_callback": _rx(r"\bcall you back\b|\bcallback\?|\bcall back\?"),
     "reschedule": _rx(r"\bmove (?:your|the|it)\b|\bto move\b|\breschedul"),

@@ -264,8 +264,10 @@ class Turn:
     @cached_property
     def collected(self) -> dict:
         collected = {k: v for k, v in self.conv.collected.items() if v not in (None, "")}
-        if self.spent:
+        if self.another:  # a tour for another child: nothing of the previous child's booking carries over
             collected = {k: v for k, v in collected.items() if k not in CHILD_FIELDS}
+        elif self.spent:  # the child is booked already; a day and time read back for a move are kept
+            collected = {k: v for k, v in collected.items() if k not in CHILD_FIELDS or k in WHEN_FIELDS}
         return collected
 
     @cached_property
@@ -275,6 +277,11 @@ class Turn:
         if "another" in self.reading.intents:  # earlier messages were about the other child
             memory = {k: v for k, v in memory.items() if k not in CHILD_FIELDS}
         return {**self._contact_defaults(), **self.parent_memory, **memory, **self.collected, **self.reading.facts}
+
+    def _moving_intake(self, intent: str) -> str:
+        """"Can we move it to Friday?" before anything is booked changes the booking being collected."""
+        collecting = bool(self.collected)
+        return "book" if intent == "reschedule" and collecting and not self.conv.upcoming_tours else intent
 
     @property
     def relation(self) -> str:
@@ -294,6 +301,8 @@ class Turn:
                 return [options[-1]], True
             return (options[reading.choice : reading.choice + 1] if reading.choice < len(options) else []), True
         when = reading.when
+        if len(options) == 1 and "yes" in reading.intents and when.is_empty:  # "great" to the one slot offered
+            return options, True
         if options and reading.hour is not None and when.is_empty:
             hours = {reading.hour, reading.hour + 12}
             matches = [o for o in options if int(str(o["time"])[:2]) in hours]
@@ -344,17 +353,18 @@ class Turn:
             return "chat"
         for intent in FLOW_INTENTS:
             if intent in intents:
-                return intent
+                return self._moving_intake(intent)
         if "my_tour" in intents:
             return "my_tour"
         if "yes" in intents and "offer_callback" in self.asked:
             return "callback"
         if "yes" in intents and "offer_book" in self.asked:
             return "book"
-        if intents & {"no"} and self.asked & {"offer_callback", "offer_book"}:
-            return "chat"
         pending = self.pending
         said_when = not reading.when.is_empty or reading.choice is not None or reading.hour is not None
+        changes = reading.facts or said_when
+        if intents & {"no"} and self.asked & {"offer_callback", "offer_book"} and not (changes and pending):
+            return "chat"  # "no, the 4pm one" at a read-back changes the booking instead
         if pending and (reading.facts or said_when or "availability" in intents or reading.call_time):
             return pending
         if pending and reading.booking_refs:
@@ -379,11 +389,14 @@ class Turn:
     def moves_booked_tour(self) -> bool:
         """"Actually make it 11am" (or a bare "2pm" right after the confirmation) about the tour just booked."""
         intents = self.reading.intents
-        if not self.booked or intents & {"cancel", "book", "callback"}:
+        if not self.booked or self.another or intents & {"cancel", "callback"}:
             return False
         just_done = bool(self.previous and COMPLETED.search(self.previous))
-        bare_when = not self.reading.when.is_empty and not self.reading.facts and not intents - {"yes"}
-        return (self.reading.correcting and not self.reading.when.is_empty) or (just_done and bare_when)
+        said_when = not self.reading.when.is_empty
+        if "book" in intents:  # "no, book it on the 8th instead" right after the confirmation fixes that tour
+            return just_done and said_when and self.reading.correcting
+        bare_when = said_when and not self.reading.facts and not intents - {"yes", "availability"}
+        return (self.reading.correcting and said_when) or (just_done and bare_when)
 
     @property
     def starting(self) -> bool:
@@ -409,7 +422,7 @@ class Turn:
                 return ""
             for intent in FLOW_INTENTS:
                 if intent in intents:
-                    return intent
+                    return self._moving_intake(intent)
         task = self._flow_of_steps() if self.own_task_steps else TASK_FLOWS.get(str(self.conv.task.get("task_type")))
         if task and not (self.previous and COMPLETED.search(self.previous)):
             return task
@@ -499,9 +512,6 @@ class Turn:
     def booking_args(self) -> dict:
         facts = self.facts
         date, time = self.slot
-        if not self.choice[1]:
-            date = date or self.collected.get("preferred_date")
-            time = time or self.collected.get("preferred_time")
         names = ("parent_name", "parent_phone", "parent_email", "child_name", "child_age", "special_requirements")
         args = {k: facts[k] for k in names if facts.get(k)}
         if date:
@@ -518,8 +528,10 @@ class Turn:
         if self._ambiguous:
             return []
         args = self.booking_args
-        asking = "availability" in self.reading.intents  # "do you have 2pm on Friday?" asks before booking
-        decided = bool(args.get("preferred_date") and args.get("preferred_time")) and not asking
+        exact = bool(args.get("preferred_date") and args.get("preferred_time"))
+        # "do you have 2pm on Friday?" asks before booking; with every detail known, the read-back answers it
+        asking = "availability" in self.reading.intents and bool(self.missing)
+        decided = exact and not asking
         if self.spent and self.missing:  # ACTIVE_TASK still holds the booked child and slot: book only when complete
             return [Call("check_availability", self.when_args)] if not self.reading.when.is_empty else []
         if decided:
@@ -550,8 +562,10 @@ class Turn:
         date, time = self.slot
         if time and not date and not self.choice[1]:
             date = tour.get("date")
-        if date and not time and "preferred_date" in self.reading.corrections and self.booked:  # "I meant Thursday"
-            time = tour.get("time")
+        part = self.intake.part_of_day
+        same_part = not part or (tour.get("time") and part_of(str(tour["time"])) == part)
+        if date and not time and same_part and "preferred_date" in self.reading.corrections and self.booked:
+            time = tour.get("time")  # "I meant Thursday": the same time on the day meant
         if date and time:
             args = {"booking_id": ref, "action": "reschedule", "new_date": date, "new_time": time}
             return [Call("manage_tour_booking", args)]

@@ -371,3 +371,48 @@ def ask_callback(missing: list[str], first: bool) -> str:
     listed = items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
     opening = "I'll gladly arrange a call back from our admissions team." if first else "Thank you."
     return f"{opening} Could you tell me {listed}?"
+
+
+def _who_comes(details: dict) -> str:
+    child = str(details.get("child_name") or "your child")
+    age = f" ({details['child_age']})" if details.get("child_age") not in (None, "") else ""
+    return f"{child}{age}"
+
+
+def _reach(details: dict) -> str:
+    ways = [human_phone(str(details["parent_phone"]))] if details.get("parent_phone") else []
+    ways += [str(details["parent_email"])] if details.get("parent_email") else []
+    name = str(details.get("parent_name") or "")
+    return f"{name} on {' / '.join(ways)}" if name and ways else name or " / ".join(ways)
+
+
+def read_back_booking(result: dict, today: dt.date) -> str:
+    """Everything that will be booked, before it is (the parent's "yes" books it)."""
+    details = result.get("read_back") or {}
+    when = human_slot(details.get("date", ""), details.get("time"), today)
+    place = f" at {details['school']}" if details.get("school") else ""
+    reach = _reach(details)
+    contact = f" We'll send the confirmation to {reach}." if reach else ""
+    return (f"Just to check before I book: a campus tour for {_who_comes(details)} on {when}{place}.{contact} "
+            "Shall I book it?")
+
+
+def read_back_move(result: dict, today: dt.date) -> str:
+    old, new = result.get("from") or {}, result.get("to") or {}
+    was = human_slot(old.get("date", ""), old.get("time"), today)
+    will = human_slot(new.get("date", ""), new.get("time"), today)
+    child = f"{old['child_name']}'s" if old.get("child_name") else "your"
+    return (f"Just to check: I'll move {child} tour {result.get('booking_id')} from {was} to {will}. "
+            "Shall I go ahead and move it?")
+
+
+def read_back_cancel(result: dict, today: dt.date) -> str:
+    tour = result.get("tour") or {}
+    when = human_slot(tour.get("date", ""), tour.get("time"), today)
+    child = f"{tour['child_name']}'s" if tour.get("child_name") else "your"
+    return (f"Just to check: I'll cancel {child} tour {result.get('booking_id')} on {when}. "
+            "Shall I go ahead and cancel it?")
+
+
+def what_to_change() -> str:
+    return "No problem, nothing is changed. What would you like to change?"

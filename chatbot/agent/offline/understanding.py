@@ -13,6 +13,7 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from pathlib import Path
 
+import dateparser
 import phonenumbers
 
 from chatbot.agent.offline import lexicon as lx
@@ -115,7 +116,11 @@ def _clean_name(raw: str) -> str:
     """The name words at the start of `raw` ("Jon Tan" of "Jon Tan and my son"), '' if it is no name."""
     words = []
     for word in raw.split():
-        if word.lower().strip("'") in lx.NOT_A_NAME or (len(word) < 2 and not words):
+        if not words and word.lower() in lx.TITLES:  # "Mrs Tan": the name, not the title
+            continue
+        lowered = word.lower().strip("'")
+        verb = word.islower() and lowered.endswith("ing")  # "I'm meeting a friend", "I'm writing about..."
+        if lowered in lx.NOT_A_NAME or verb or (len(word) < 2 and not words):
             break
         words.append(word)
     if not words or words[0].lower().endswith("'s"):
@@ -148,6 +153,10 @@ def _phones(text: str, region: str) -> list[tuple[str, tuple[int, int]]]:
 
 
 def _age(text: str, hints: Hints) -> int | None:
+    """The child's age in years: "5", "turning 6 in March" (5 now); number words are digits by now."""
+    turning = lx.AGE_TURNING.search(text)
+    if turning and 1 < int(turning.group(1)) <= MAX_AGE + 1:
+        return int(turning.group(1)) - 1
     for pattern in lx.AGE:
         match = pattern.search(text)
         if match and 0 < int(match.group(1)) <= MAX_AGE:
@@ -156,6 +165,20 @@ def _age(text: str, hints: Hints) -> int | None:
     if bare and "child_age" in hints.asked and not hints.options and 0 < int(bare.group(1)) <= MAX_AGE:
         return int(bare.group(1))
     return None
+
+
+def _age_from_birth(phrase: str, today: dt.date) -> int | None:
+    """Whole years since a date of birth ("12 May 2021", "03/05/2020"); None if it is no past date."""
+    base = dt.datetime.combine(today, dt.time())
+    settings = {"PREFER_DATES_FROM": "past", "DATE_ORDER": "DMY", "RELATIVE_BASE": base}
+    try:
+        born = dateparser.parse(phrase, languages=["en"], settings=settings)
+    except (ValueError, OverflowError):
+        return None
+    if born is None or born.date() >= today:
+        return None
+    years = today.year - born.year - ((today.month, today.day) < (born.month, born.day))
+    return years if 0 <= years <= MAX_AGE else None
 
 
 def _choice(text: str, hints: Hints) -> int | None:
@@ -290,7 +313,8 @@ def read_message(text: str, hints: Hints) -> Reading:
         text = text[greeting.end() :]
     emails = [(m.group(0), m.span()) for m in lx.EMAIL.finditer(text)]
     refs = [(m.group(0).upper(), m.span()) for m in lx.BOOKING_REF.finditer(text)]
-    masked = _mask(text, [span for _, span in emails + refs])
+    births = [m.span(1) for m in lx.BIRTH.finditer(text)]  # a date of birth is no tour date
+    masked = _mask(text, [span for _, span in emails + refs] + births)
     dates = spans(masked)
     phones = _phones(_mask(masked, dates), hints.region)
     masked = _mask(masked, [span for _, span in phones])
@@ -342,10 +366,13 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
             reading.facts["child_name"] = leading.split()[0]
         elif leading and "parent_name" in hints.asked:
             reading.facts["parent_name"] = leading
-    age = _age(bare, hints)
+    born = lx.BIRTH.search(text)
+    in_digits = lx.NUMBER_WORD.sub(lambda m: str(lx.NUMBER_WORDS[m.group(1).lower()]), bare)  # "five" -> "5"
+    age = _age_from_birth(born.group(1), hints.today) if born else _age(in_digits, hints)
     named = reading.facts.get("child_name")
     if age is None and named:  # "my son Max is 3"
-        match = re.search(rf"\b{re.escape(named)}\s*(?:is|'s|,)?\s*(\d{{1,2}})\b{lx.NOT_TIME}", bare, re.IGNORECASE)
+        match = re.search(rf"\b{re.escape(named)}\s*(?:is|'s|,)?\s*(\d{{1,2}})\b{lx.NOT_TIME}", in_digits,
+                          re.IGNORECASE)
         age = int(match.group(1)) if match and 0 < int(match.group(1)) <= MAX_AGE else None
     if age is not None:
         reading.facts["child_age"] = age

@@ -4,12 +4,17 @@ import datetime as dt
 
 import pytest
 from asgiref.sync import async_to_sync
+from django.test import override_settings
 
 from bookings import services as bookings
+from bookings.intake import part_of_day
+from bookings.models import TourBooking, TourSlot
 from bookings.services import local_now
 from chatbot.agent import memory, tools
-from chatbot.services import current_conversation
-from tests.factories import ContactFactory
+from chatbot.models import Message, ReasoningStep
+from chatbot.services import current_conversation, receive
+from tests.chatbot import scripted_model
+from tests.factories import ContactFactory, MessageFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -22,6 +27,13 @@ def ctx(school, contact):
 
 def call(ctx, name, **arguments):
     return async_to_sync(tools.execute)(name, arguments, ctx)[1]
+
+
+def parent_says(ctx, text):
+    """A later message from the parent, taken into the current turn (as the loop does with the turn's messages)."""
+    message = MessageFactory(conversation=ctx.conversation, role=Message.Role.USER, text=text)
+    ctx.turn_message_ids.add(message.pk)
+    return message
 
 
 def test_a_day_beyond_the_window_says_why_it_has_no_tours(ctx, school):
@@ -78,6 +90,124 @@ def test_moving_a_tour_uses_up_the_slots_offered(ctx, next_weekday, school, cont
     friday = next_weekday(school, 4)
     assert call(ctx, "check_availability", date_range_start=friday.isoformat())["status"] == "success"
     assert ctx.active.slots_shown
-    result = call(ctx, "manage_tour_booking", booking_id=booking.reference, action="reschedule",
-                  new_date=friday.isoformat(), new_time="11:00")
+    move = {"booking_id": booking.reference, "action": "reschedule", "new_date": friday.isoformat(),
+            "new_time": "11:00"}
+    result = call(ctx, "manage_tour_booking", **move)
+    assert result["status"] == "confirm"
+    assert (result["to"]["date"], result["to"]["time"], result["from"]["child_name"]) == (friday.isoformat(),
+                                                                                          "11:00", "Mia")
+    booking.refresh_from_db()
+    assert booking.status == "scheduled" and not TourBooking.objects.filter(replaces=booking).exists()
+    parent_says(ctx, "yes please")
+    result = call(ctx, "manage_tour_booking", **move)
     assert result["status"] == "success" and ctx.active.slots_shown == []
+
+
+def _full_booking(day, time="09:00"):
+    return {"parent_name": "Jon Tan", "parent_phone": "+65 9123 4567", "child_name": "Mia", "child_age": 5,
+            "preferred_date": day.isoformat(), "preferred_time": time}
+
+
+def _booked(contact):
+    return TourBooking.objects.filter(contact=contact)
+
+
+def test_book_tour_reads_back_and_books_only_after_a_later_yes(ctx, next_weekday, school, contact):
+    tuesday = next_weekday(school, 1)
+    first = call(ctx, "book_tour", **_full_booking(tuesday))
+    assert first["status"] == "confirm" and first["action"] == "book"
+    assert (first["read_back"]["date"], first["read_back"]["time"], first["read_back"]["child_name"]) == (
+        tuesday.isoformat(), "09:00", "Mia")
+    again = call(ctx, "book_tour", **_full_booking(tuesday))  # the same turn: no yes from the parent yet
+    assert again["status"] == "confirm"
+    assert not _booked(contact).exists()
+    parent_says(ctx, "no, wait")
+    assert call(ctx, "book_tour", **_full_booking(tuesday))["status"] == "confirm"
+    assert not _booked(contact).exists()
+    parent_says(ctx, "yes please")
+    done = call(ctx, "book_tour", **_full_booking(tuesday))
+    assert done["status"] == "success"
+    booking = _booked(contact).get()
+    assert booking.reference == done["booking_id"]
+    assert (booking.local_start.date(), booking.local_start.time(), booking.child_name) == (tuesday, dt.time(9), "Mia")
+    assert ctx.active.read_back == {}
+
+
+def test_a_changed_time_after_the_read_back_is_read_back_again(ctx, next_weekday, school, contact):
+    tuesday = next_weekday(school, 1)
+    assert call(ctx, "book_tour", **_full_booking(tuesday, "09:00"))["status"] == "confirm"
+    parent_says(ctx, "yes please")  # a yes to 09:00...
+    changed = call(ctx, "book_tour", **_full_booking(tuesday, "11:00"))  # ...is no yes to 11:00
+    assert changed["status"] == "confirm" and changed["read_back"]["time"] == "11:00"
+    assert not _booked(contact).exists()
+    parent_says(ctx, "that's right")
+    assert call(ctx, "book_tour", **_full_booking(tuesday, "11:00"))["status"] == "success"
+    assert _booked(contact).get().local_start.time() == dt.time(11)
+
+
+def test_cancelling_needs_the_parents_yes(ctx, next_weekday, school, contact):
+    booking = _earlier_booking(school, contact, next_weekday(school, 1))
+    cancel = {"booking_id": booking.reference, "action": "cancel", "cancellation_reason": "we moved"}
+    first = call(ctx, "manage_tour_booking", **cancel)
+    assert first["status"] == "confirm" and first["action"] == "cancel"
+    assert (first["tour"]["date"], first["tour"]["time"], first["tour"]["child_name"]) == (
+        booking.local_start.date().isoformat(), "09:00", "Mia")
+    assert call(ctx, "manage_tour_booking", **cancel)["status"] == "confirm"  # same turn
+    booking.refresh_from_db()
+    assert booking.status == "scheduled" and TourSlot.objects.get(pk=booking.slot_id).seats_taken == 1
+    parent_says(ctx, "yes please")
+    assert call(ctx, "manage_tour_booking", **cancel)["status"] == "success"
+    booking.refresh_from_db()
+    assert booking.status == "cancelled" and booking.cancellation_reason == "we moved"
+    assert TourSlot.objects.get(pk=booking.slot_id).seats_taken == 0
+
+
+def test_rescheduling_needs_the_parents_yes(ctx, next_weekday, school, contact):
+    booking = _earlier_booking(school, contact, next_weekday(school, 1))
+    thursday = next_weekday(school, 3)
+    move = {"booking_id": booking.reference, "action": "reschedule", "new_date": thursday.isoformat(),
+            "new_time": "14:00"}
+    first = call(ctx, "manage_tour_booking", **move)
+    assert first["status"] == "confirm" and first["action"] == "reschedule"
+    assert (first["from"]["time"], first["to"]["date"], first["to"]["time"]) == ("09:00", thursday.isoformat(), "14:00")
+    assert call(ctx, "manage_tour_booking", **move)["status"] == "confirm"  # same turn
+    booking.refresh_from_db()
+    assert booking.status == "scheduled" and not TourBooking.objects.filter(replaces=booking).exists()
+    parent_says(ctx, "ok go ahead")
+    result = call(ctx, "manage_tour_booking", **move)
+    assert result["status"] == "success"
+    booking.refresh_from_db()
+    new = TourBooking.objects.get(replaces=booking)
+    assert booking.status == "rescheduled" and new.reference == result["booking_id"]
+    assert (new.local_start.date(), new.local_start.time()) == (thursday, dt.time(14))
+
+
+def test_availability_keeps_the_part_of_day_asked_for_earlier(ctx, next_weekday, school):
+    tuesday = next_weekday(school, 1)
+    assert call(ctx, "check_availability", preferred_times=["afternoon"])["status"] == "success"
+    result = call(ctx, "check_availability", date_range_start=tuesday.isoformat())
+    assert result["status"] == "success"
+    slots = result["available_slots"]
+    assert slots and {s["date"] for s in slots} == {tuesday.isoformat()}
+    assert {part_of_day(s["time"]) for s in slots} == {"afternoon"}
+
+
+@pytest.fixture
+def scripted():
+    model = scripted_model.install()
+    with override_settings(LLM_MODEL="scripted/test", CHAT_BURST_WINDOW_SECONDS=0):
+        yield model
+
+
+def test_a_hosted_model_calling_book_tour_twice_in_one_turn_cannot_book(scripted, next_weekday, school, contact):
+    tuesday = next_weekday(school, 1)
+    details = _full_booking(tuesday)
+    scripted.script = [{"tool_calls": [("book_tour", details)]}, {"tool_calls": [("book_tour", details)]},
+                       {"content": "Booked!"}]
+    text = f"Book Mia (5) on {tuesday.isoformat()} at 9am, I'm Jon Tan +65 9123 4567. Yes, go ahead"
+    async_to_sync(receive)(school=school, contact=contact, channel="web", text=text)
+    observed = ReasoningStep.objects.filter(message__conversation__contact=contact, kind="observe",
+                                            tool_name="book_tour").order_by("position")
+    results = [step.tool_result for step in observed]
+    assert [r["status"] for r in results] == ["confirm", "confirm"]
+    assert not _booked(contact).exists()

@@ -2,12 +2,15 @@
 
 FAQ entries name their related topics by key; the seed command turns the keys
 into the related entries' questions. Public holidays are listed by date; the
-seed keeps the ones in the coming weeks.
+seed keeps the ones in the coming weeks. The families book the tours that fill
+the desk's default week (DESK_TOURS_PER_DAY on every open day, today's too), and
+the callbacks are due around today, one of them overdue.
 """
 
 import datetime as dt
 
 D = dt.date
+DESK_TOURS_PER_DAY = 2
 
 # --- Tampines Green International School (Singapore) -----------------------------
 
@@ -554,11 +557,34 @@ TAMPINES_FAMILIES = [
      "child_name": "Arjun", "child_age": 6, "special_requirements": "Would like to see the Year 1 classrooms."},
     {"parent_name": "Daniel Tan", "parent_phone": "+6592345678", "parent_email": "",
      "child_name": "Chloe", "child_age": 4, "special_requirements": ""},
+    {"parent_name": "Siti Nurhaliza", "parent_phone": "+6591230011", "parent_email": "siti.n@example.com",
+     "child_name": "Aisyah", "child_age": 5, "special_requirements": "Coming with grandparents."},
+    {"parent_name": "Kenji Watanabe", "parent_phone": "+6591230012", "parent_email": "kenji.w@example.jp",
+     "child_name": "Haruto", "child_age": 8, "special_requirements": "Interested in the Japanese programme."},
+    {"parent_name": "Rachel Lim", "parent_phone": "+6591230013", "parent_email": "",
+     "child_name": "Ethan", "child_age": 3, "special_requirements": ""},
+    {"parent_name": "Arun Pillai", "parent_phone": "+6591230014", "parent_email": "arun.pillai@example.com",
+     "child_name": "Meera", "child_age": 11, "special_requirements": "Wheelchair user: step-free route please."},
+    {"parent_name": "Grace Chua", "parent_phone": "+6591230015", "parent_email": "grace.chua@example.com",
+     "child_name": "Lucas", "child_age": 7, "special_requirements": ""},
+    {"parent_name": "Oliver Schmidt", "parent_phone": "+6591230016", "parent_email": "o.schmidt@example.de",
+     "child_name": "Lena", "child_age": 9, "special_requirements": "Relocating from Munich in January."},
+    {"parent_name": "Farah Aziz", "parent_phone": "+6591230017", "parent_email": "",
+     "child_name": "Zara", "child_age": 4, "special_requirements": ""},
+    {"parent_name": "Wei Jie Ong", "parent_phone": "+6591230018", "parent_email": "weijie.ong@example.com",
+     "child_name": "Jia Hui", "child_age": 12, "special_requirements": "Would like to meet the IB coordinator."},
 ]
 
+# due_in_days: when the call is due, from the seed's today (-1: overdue since yesterday).
 TAMPINES_CALLBACKS = [
     {"parent_name": "Mei Ling Wong", "parent_phone": "+6593456789", "best_time": "afternoon",
-     "topic": "Scholarships for Year 7 entry"},
+     "topic": "Scholarships for Year 7 entry", "due_in_days": 0},
+    {"parent_name": "Ravi Shankar", "parent_phone": "+6591230021", "best_time": "morning",
+     "topic": "Moving from Chennai mid-year: which year group?", "due_in_days": -1},
+    {"parent_name": "Jessica Ho", "parent_phone": "+6591230022", "best_time": "specific", "specific_time": "15:30",
+     "topic": "School bus from Pasir Ris", "due_in_days": 0},
+    {"parent_name": "Tom Bradley", "parent_phone": "+6591230023", "best_time": "evening",
+     "topic": "Learning support for dyslexia", "due_in_days": 3},
 ]
 
 # --- Riverside Montessori Academy (London) ----------------------------------------
@@ -1059,11 +1085,28 @@ RIVERSIDE_FAMILIES = [
      "child_name": "Oliver", "child_age": 3, "special_requirements": "Coming with a buggy; step-free route please."},
     {"parent_name": "James Okafor", "parent_phone": "+447700123456", "parent_email": "",
      "child_name": "Ada", "child_age": 7, "special_requirements": ""},
+    {"parent_name": "Amelia Hughes", "parent_phone": "+447911123401", "parent_email": "amelia.h@example.co.uk",
+     "child_name": "Freddie", "child_age": 4, "special_requirements": ""},
+    {"parent_name": "Mohammed Rahman", "parent_phone": "+447911123402", "parent_email": "m.rahman@example.co.uk",
+     "child_name": "Yusuf", "child_age": 5, "special_requirements": "Both parents attending."},
+    {"parent_name": "Chiara Rossi", "parent_phone": "+447911123403", "parent_email": "",
+     "child_name": "Giulia", "child_age": 2, "special_requirements": "Asking about the toddler community."},
+    {"parent_name": "Ben Fletcher", "parent_phone": "+447911123404", "parent_email": "ben.fletcher@example.co.uk",
+     "child_name": "Isla", "child_age": 6, "special_requirements": ""},
+    {"parent_name": "Nadia Kowalski", "parent_phone": "+447911123405", "parent_email": "nadia.k@example.pl",
+     "child_name": "Zofia", "child_age": 3, "special_requirements": "Speaks Polish at home."},
+    {"parent_name": "Harriet Lane", "parent_phone": "+447911123406", "parent_email": "",
+     "child_name": "Theo", "child_age": 8, "special_requirements": ""},
 ]
 
+# due_in_days: when the call is due, from the seed's today (-1: overdue since yesterday).
 RIVERSIDE_CALLBACKS = [
     {"parent_name": "Hannah Fischer", "parent_phone": "+447400123456", "best_time": "morning",
-     "topic": "Using 30 funded hours for a 3-year-old"},
+     "topic": "Using 30 funded hours for a 3-year-old", "due_in_days": 0},
+    {"parent_name": "Priya Shah", "parent_phone": "+447911123411", "best_time": "afternoon",
+     "topic": "Waiting list for Children's House", "due_in_days": -1},
+    {"parent_name": "George Evans", "parent_phone": "+447911123412", "best_time": "specific", "specific_time": "10:15",
+     "topic": "Settling-in for a shy four-year-old", "due_in_days": 2},
 ]
 
 # --- Every school ---------------------------------------------------------------

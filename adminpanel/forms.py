@@ -2,6 +2,7 @@
 
 from django import forms
 from django.contrib.admin.widgets import FilteredSelectMultiple
+from django.utils.html import format_html
 
 from bookings.models import TourBooking
 from chatbot.models import FaqEntry
@@ -40,7 +41,7 @@ class RescheduleTourForm(forms.Form):
 class TagsField(forms.CharField):
     """A list of short words typed as "fees, tuition, scholarships": one text box, not a JSON list."""
 
-    widget = forms.TextInput(attrs={"class": "vTextField console-tags", "placeholder": "fees, tuition, bursary"})
+    widget = forms.TextInput(attrs={"class": "vLargeTextField console-tags", "placeholder": "fees, tuition, bursary"})
 
     def prepare_value(self, value):
         if isinstance(value, list | tuple):
@@ -67,6 +68,14 @@ class TagsField(forms.CharField):
             raise forms.ValidationError(f"A tag is a word or a short phrase; “{too_long[0][:60]}…” is too long.")
 
 
+class TopicSelector(FilteredSelectMultiple):
+    """The admin's two-list selector, in a wrapper of its own: its script moves the widget to the front of its
+    parent, which for a plain (not related) field would be the row with the label."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        return format_html('<div class="console-selector">{}</div>', super().render(name, value, attrs, renderer))
+
+
 class FaqEntryForm(forms.ModelForm):
     """Tags as a comma-separated line; related topics picked from the other entries' questions (those of the same
     school and those for every school), in the admin's two-list selector."""
@@ -91,13 +100,16 @@ class FaqEntryForm(forms.ModelForm):
         for entry in self._entries:
             if school_id and entry.school_id not in (None, school_id):
                 continue
-            where = entry.school.name if entry.school else "every school"
-            choices.setdefault(entry.question, f"{entry.question} ({where})")
+            if entry.school_id and entry.school_id == school_id:
+                choices.setdefault(entry.question, entry.question)  # the entry's own school: no need to say
+            else:
+                where = entry.school.name if entry.school else "every school"
+                choices.setdefault(entry.question, f"{entry.question} ({where})")
         for topic in self.instance.related_topics or []:  # a topic whose entry was renamed or removed stays visible
             choices.setdefault(str(topic), f"{topic} (no such entry)")
         field = self.fields["related_topics"]
         field.choices = sorted(choices.items(), key=lambda item: item[1].casefold())
-        field.widget = FilteredSelectMultiple("related topics", is_stacked=False, choices=field.choices)
+        field.widget = TopicSelector("related topics", is_stacked=False, choices=field.choices)
 
     def clean(self):
         cleaned = super().clean()

@@ -208,7 +208,10 @@ class ConversationAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
 
     @admin.display(description="Started", ordering="started_at")
     def started(self, obj: Conversation) -> str:
-        return schooltime.show(obj.started_at, obj.school, "j M y, H:i")
+        """In the conversation's school's zone, named under it (a list may mix schools)."""
+        return format_html("{}<br><span class='cr-zone'>{}</span>",
+                           schooltime.show(obj.started_at, obj.school, "j M y, H:i", zone=False),
+                           schooltime.zone_label(obj.school, obj.started_at))
 
     @admin.display(description="School", ordering="school__name")
     def school_column(self, obj: Conversation) -> str:
@@ -341,6 +344,8 @@ class ConversationAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
             "my_queue_url": self._url("changelist") + f"?{urlencode(MY_QUEUE)}",
             "in_my_queue": request.GET.get("reviewer") == "me",
         }
+        if extra_context["in_my_queue"]:
+            extra_context.setdefault("title", "My review queue")
         return super().changelist_view(request, extra_context)
 
     def _filtered(self, request, filters: str) -> QuerySet[Conversation]:

@@ -53,8 +53,8 @@ def test_running_twice_changes_nothing():
 
     assert first["School"] == 2
     assert first["User"] == 3
-    assert first["TourBooking"] == 4
-    assert first["CallbackRequest"] == 2
+    assert first["TourBooking"] >= 10  # the desk's default week (tests/adminpanel/test_desk.py checks each day)
+    assert first["CallbackRequest"] == 7
     for school in School.objects.all():
         assert FaqEntry.objects.filter(school=school, is_active=True).count() >= 30
         assert SchoolClosure.objects.filter(school=school).exists()

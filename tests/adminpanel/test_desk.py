@@ -1,6 +1,7 @@
 """The bookings and callbacks desk: every action through bookings.services, the parent told, permissions held."""
 
 import datetime as dt
+import io
 
 import pytest
 from django.contrib.messages import get_messages
@@ -244,3 +245,30 @@ def test_a_tour_change_page_links_to_the_desk_forms(admissions_client, school, t
     content = admissions_client.get(reverse("admin:bookings_tourbooking_change", args=[tour.pk])).content.decode()
     assert reverse("admin:desk_tour_cancel", args=[tour.pk]) in content
     assert reverse("admin:desk_tour_reschedule", args=[tour.pk]) in content
+
+
+# --- the demo desk ------------------------------------------------------------------------------------------
+
+
+def test_the_demo_fills_the_default_week_of_the_desk(admissions_client, monkeypatch):
+    """seed_demo's desk is not a wall of "No tours": every open day of the default window has tours, closed days
+    say why, callbacks are due (one overdue), and a second seed the same week adds nothing."""
+    from django.core.management import call_command
+
+    from adminpanel.management.commands.seed_demo import Command as SeedDemo
+
+    monkeypatch.setenv("DEMO_ADMIN_PASSWORD", "a-long-test-password")
+    call_command(SeedDemo(), stdout=io.StringIO())
+    tours = TourBooking.objects.count()
+    response = admissions_client.get(DESK)
+    assert response.status_code == 200
+    for school_desk in response.context["desk"]:
+        open_days = [day for day in school_desk.days if not day.closed]
+        assert open_days and all(day.tours for day in open_days), school_desk.school.slug
+        assert all(not day.tours for day in school_desk.days if day.closed)
+        assert any(c.due_date < school_desk.today for c in school_desk.callbacks_due)
+        assert any(c.due_date == school_desk.today for c in school_desk.callbacks_due)
+    content = response.content.decode()
+    assert "No tours." not in content and 'href="tel:+65' in content and 'href="tel:+44' in content
+    call_command(SeedDemo(), stdout=io.StringIO())
+    assert TourBooking.objects.count() == tours

@@ -139,7 +139,7 @@ def test_the_review_page_is_in_the_school_zone(head_client, conversation, tour):
 
 def test_the_conversation_list_shows_when_it_started_in_its_school_time(head_client, conversation):
     content = head_client.get(LIST_URL).content.decode()
-    assert "24 Nov 26, 09:30 NZDT" in content
+    assert "24 Nov 26, 09:30<br><span class='cr-zone'>NZDT</span>" in content
 
 
 def test_exports_are_in_the_school_zone_and_name_it(reviewer_client, conversation):

@@ -1,6 +1,9 @@
-"""A reviewer in a real browser: log in, open a conversation, unfold a reasoning step, rate it (click and key),
-and see the rating in the list. Screenshots go to test-artifacts/ (gitignored).
+"""Staff in a real browser. A reviewer: log in, open a conversation, unfold a reasoning step, rate it (click and
+key), and see the rating in the list. An admissions officer: the desk of a Singapore school in its local time,
+a tour cancelled, the booking's history. Screenshots go to test-artifacts/ (gitignored).
 """
+
+import datetime as dt
 
 import pytest
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
@@ -9,10 +12,11 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from adminpanel.management.commands.seed_demo import Command as SeedDemo
+from bookings.services import book_tour, local_now, request_callback
 from chatbot.models import Conversation
 from tests.adminpanel.conftest import make_conversation
 from tests.browser.conftest import ARTIFACTS
-from tests.factories import SchoolFactory, UserFactory
+from tests.factories import ContactFactory, SchoolClosureFactory, SchoolFactory, UserFactory
 
 WAIT = 15
 PASSWORD = "correct-horse-battery"
@@ -131,3 +135,90 @@ class TestConsoleInTheBrowser(StaticLiveServerTestCase):
         self.wait(lambda d: "rated=bad" in d.current_url)
         assert len(self.find_all("#result_list tbody tr")) == 1
         self.shot("04-list-rated")
+
+
+@pytest.mark.browser
+@pytest.mark.usefixtures("chrome")
+class TestDeskOfASingaporeSchool(StaticLiveServerTestCase):
+    """An admissions officer works the desk of a school in Singapore (UTC+8): every time is the school's."""
+
+    host = "127.0.0.1"
+
+    def setUp(self):
+        seeder = SeedDemo()
+        seeder.progress = lambda line: None
+        groups = seeder.seed_groups()
+        officer = UserFactory(username="adam")
+        officer.groups.add(groups["Admissions"])
+        self.school = SchoolFactory(name="Tampines Green International School", time_zone="Asia/Singapore",
+                                    closed_weekdays=[5, 6])
+        today = local_now(self.school).date()
+        day = today + dt.timedelta(days=2)
+        while day.weekday() in self.school.closed_weekdays:
+            day += dt.timedelta(days=1)
+        closed = day + dt.timedelta(days=1)
+        while closed.weekday() in self.school.closed_weekdays:
+            closed += dt.timedelta(days=1)
+        SchoolClosureFactory(school=self.school, date=closed, reason="Deepavali")
+        self.closed = closed
+        contact = ContactFactory(school=self.school)
+        self.tour = book_tour(school=self.school, contact=contact, parent_name="Priya Raman",
+                              parent_phone="+6591234567", child_name="Arjun", child_age=6, local_date=day,
+                              local_time=dt.time(14))
+        self.callback = request_callback(school=self.school, contact=ContactFactory(school=self.school),
+                                         parent_name="Mei Ling Wong", parent_phone="+6593456789",
+                                         due_date=today, topic="Scholarships")
+
+    shot = TestConsoleInTheBrowser.shot
+    wait = TestConsoleInTheBrowser.wait
+    find = TestConsoleInTheBrowser.find
+    find_all = TestConsoleInTheBrowser.find_all
+    log_in = TestConsoleInTheBrowser.log_in
+
+    def test_officer_sees_local_times_on_the_desk_cancels_a_tour_and_finds_it_in_the_history(self):
+        assert self.tour.starts_at.astimezone(dt.UTC).strftime("%H:%M") == "06:00"  # what a UTC page would say
+        self.log_in("adam")
+        self.find(".console-card[href$='/admin/desk/']").click()
+        self.wait(lambda d: self.find_all(".desk-school"), "the desk did not open")
+        heading = self.find(".desk-school h2").text
+        assert "times in Asia/Singapore (Singapore time)" in heading
+
+        # The 14:00 tour is listed at 14:00, on its day; no time on the desk is the UTC one.
+        times = [cell.text for cell in self.find_all("[data-role=tour-time]")]
+        assert times == ["14:00"]
+        row = self.find(f"tr:has(a[href$='/tourbooking/{self.tour.pk}/change/'])")
+        assert "Arjun" in row.text and "06:00" not in self.find(".desk-school").text
+        day = self.find(f".desk-day[data-date='{self.tour.local_start:%Y-%m-%d}']")
+        assert "1 tour booking" in day.text
+
+        # Closed days say why; the callback card has the number to call.
+        closed = self.find(f".desk-day[data-date='{self.closed:%Y-%m-%d}'] [data-role=closed]")
+        assert closed.text == "Closed: Deepavali"
+        call = self.find("[data-role=call]")
+        assert call.get_attribute("href") == "tel:+6593456789" and "+65 9345 6789" in call.text
+        self.shot("desk-singapore")
+
+        # The cancel form says 14:00 in its title and its body.
+        self.find(f"a[href*='/desk/tours/{self.tour.pk}/cancel/']").click()
+        self.wait(lambda d: self.find_all("#id_reason"), "the cancel form did not open")
+        assert "at 14:00 Singapore time" in self.browser.title
+        assert self.find("[data-role=tour-time]").text.endswith("at 14:00 Singapore time")
+        assert "06:00" not in self.find("#content").text
+        self.shot("desk-cancel-form")
+        self.find("#id_reason").send_keys("The family has moved to Penang")
+        self.find("input[type=submit]").click()
+        self.wait(lambda d: self.find_all(".messagelist"), "no confirmation after cancelling")
+        assert f"{self.tour.reference} cancelled" in self.find(".messagelist").text
+        assert "Cancelled" in self.find(f"tr:has(a[href$='/tourbooking/{self.tour.pk}/change/'])").text
+
+        # The booking page and its history: the school's time, the zone named, who cancelled it and why.
+        self.find(f"a[href$='/tourbooking/{self.tour.pk}/change/']").click()
+        self.wait(lambda d: self.find_all("[data-role=school-zone]"), "the booking page did not open")
+        content = self.find("#content").text
+        assert "14:00 Singapore time" in content and "06:00" not in content and "6 a.m." not in content
+        self.find("a.historylink").click()
+        self.wait(lambda d: self.find_all("#change-history"), "no history page")
+        history = self.find("#change-history").text
+        assert "adam" in history and "Cancelled on the desk" in history and "14:00 Singapore time" in history
+        assert "The family has moved to Penang" in history
+        self.shot("booking-history")

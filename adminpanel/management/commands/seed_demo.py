@@ -2,14 +2,16 @@
 
 Idempotent: a second run finds everything in place and changes nothing. Schools
 and FAQ entries are only created when missing, so what staff edit in the console
-survives `make run` (which seeds on every start); example bookings and callbacks
-are only made for a school that has none yet.
+survives `make run` (which seeds on every start); example tours and callbacks
+fill the desk's default week and are only made for a school that has none in
+the current week (a later start tops the demo up, the same week changes nothing).
 
 The summary's URLs use `--base-url` (`make run` passes its HOST and PORT).
 """
 
 import argparse
 import datetime as dt
+import itertools
 import os
 import secrets
 from urllib.parse import urlsplit
@@ -22,8 +24,10 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.urls import reverse
+from django.utils import timezone
 
 from adminpanel import demo_content
+from adminpanel.desk import DEFAULT_DAYS
 from bookings import services as bookings
 from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking
 from chatbot.models import FaqEntry
@@ -172,35 +176,87 @@ class Command(BaseCommand):
     # --- example families ------------------------------------------------------------
 
     def seed_examples(self, school: School, spec: dict) -> None:
+        """Fill the desk's default week: tours on every open day (today's included), a few callbacks due around
+        today. Added when the school has none in this week (so a later `make run` tops the demo up); a second
+        run the same week changes nothing."""
         today = bookings.local_now(school).date()
-        if TourBooking.objects.filter(school=school).exists():
-            self.progress(f"{school.slug}: has bookings already, no examples added")
+        window = [today + dt.timedelta(days=i) for i in range(DEFAULT_DAYS)]
+        start = dt.datetime.combine(window[0], dt.time.min, school.tz)
+        end = dt.datetime.combine(window[-1] + dt.timedelta(days=1), dt.time.min, school.tz)
+        if TourBooking.objects.filter(school=school, starts_at__gte=start, starts_at__lt=end).exists():
+            self.progress(f"{school.slug}: has tours this week already, no examples added")
         else:
-            slots = bookings.available_slots(school, today, today + dt.timedelta(days=school.max_advance_days))
-            families = spec["families"]
-            for number, family in enumerate(families, start=1):
-                if not slots:
-                    self.progress(f"{school.slug}: no open slot for an example booking")
-                    break
-                slot = slots[min(len(slots) - 1, number * len(slots) // (len(families) + 1))]
+            self.seed_week_of_tours(school, spec, window)
+        open_callbacks = CallbackRequest.objects.filter(school=school, status=CallbackRequest.Status.OPEN,
+                                                        due_date__lte=window[-1])
+        if open_callbacks.exists():
+            self.progress(f"{school.slug}: has callbacks due this week already, no examples added")
+        else:
+            self.seed_callbacks(school, spec, today)
+
+    def seed_week_of_tours(self, school: School, spec: dict, window: list[dt.date]) -> None:
+        closed = set(SchoolClosure.objects.filter(school=school, date__in=window).values_list("date", flat=True))
+        days = [day for day in window if day.weekday() not in school.closed_weekdays and day not in closed]
+        times = bookings.tour_times(school)
+        families = itertools.cycle(spec["families"])
+        made: list[list[TourBooking]] = []
+        for number, day in enumerate(days):
+            booked = []
+            for slot in range(min(demo_content.DESK_TOURS_PER_DAY, len(times))):
+                at = times[(number + slot * 2) % len(times)] if len(times) > 2 else times[slot]
+                family = next(families)
                 contact = find_or_create_contact(school=school, phone=family["parent_phone"],
                                                  email=family["parent_email"], name=family["parent_name"])
+                starts_at = dt.datetime.combine(day, at, school.tz)
+                booked_when = starts_at - dt.timedelta(hours=school.min_notice_hours + 24)  # booked in good time
                 try:
-                    booking = bookings.book_tour(school=school, contact=contact, local_date=slot.local_date,
-                                                 local_time=slot.local_time, **family)
+                    booking = bookings.book_tour(school=school, contact=contact, local_date=day, local_time=at,
+                                                 now=booked_when, **family)
                 except bookings.BookingError as exc:
                     self.progress(self.style.WARNING(f"{school.slug}: example booking refused: {exc.message}"))
                     continue
+                booked.append(booking)
                 self.progress(f"{school.slug}: booked {booking.reference} for {booking.child_name} on "
-                              f"{slot.label}")
-        if CallbackRequest.objects.filter(school=school).exists():
-            self.progress(f"{school.slug}: has callbacks already, no examples added")
-            return
+                              f"{bookings.describe_date(day)} at {at:%H:%M}")
+            made.append(booked)
+        self.vary_outcomes(school, made)
+
+    def vary_outcomes(self, school: School, made: list[list[TourBooking]]) -> None:
+        """What a real week looks like: a tour already given today, one cancelled, one moved."""
+        now = timezone.now()
+        tours = [booking for day in made for booking in day]
+        given = next((b for b in tours if b.starts_at <= now), None)
+        if given:
+            bookings.record_tour_outcome(booking=given, status=TourBooking.Status.COMPLETED)
+            self.progress(f"{school.slug}: {given.reference} marked completed")
+        later = [b for b in tours if b.starts_at > now + dt.timedelta(hours=school.min_notice_hours + 24)]
+        if len(later) >= 2:
+            cancelled = bookings.cancel_tour(booking=later[0], reason="The family chose another school")
+            self.progress(f"{school.slug}: {cancelled.reference} cancelled")
+            moving = later[-1]
+            local = moving.local_start
+            for at in bookings.tour_times(school):
+                if at == local.time():
+                    continue
+                try:
+                    moved = bookings.reschedule_tour(booking=moving, new_date=local.date(), new_time=at)
+                except bookings.BookingError:
+                    continue
+                self.progress(f"{school.slug}: {moving.reference} moved to {at:%H:%M} as {moved.reference}")
+                break
+
+    def seed_callbacks(self, school: School, spec: dict, today: dt.date) -> None:
         for request in spec["callbacks"]:
+            request = dict(request)
+            due = today + dt.timedelta(days=request.pop("due_in_days", 0))
+            if request.get("specific_time"):
+                request["specific_time"] = dt.time.fromisoformat(request["specific_time"])
+            asked = timezone.now() - dt.timedelta(days=max(0, (today - due).days))  # an overdue one came earlier
             contact = find_or_create_contact(school=school, phone=request["parent_phone"],
                                              name=request["parent_name"])
             try:
-                callback = bookings.request_callback(school=school, contact=contact, **request)
+                callback = bookings.request_callback(school=school, contact=contact, due_date=due, now=asked,
+                                                     **request)
             except bookings.BookingError as exc:
                 self.progress(self.style.WARNING(f"{school.slug}: example callback refused: {exc.message}"))
                 continue

@@ -36,21 +36,29 @@ def _zone(name: str) -> dt.tzinfo:
     return zoneinfo.ZoneInfo(name)
 
 
+_PATHS_TO_SCHOOL = ("school", "conversation", "contact", "message")
+
+
+def school_of(obj):
+    """The school of a school, a booking, a conversation, a message, a contact, a deal...; None if it has none
+    (an FAQ entry for every school)."""
+    if obj is None or hasattr(obj, "time_zone"):
+        return obj
+    for path in _PATHS_TO_SCHOOL:
+        if hasattr(obj, path):
+            return school_of(getattr(obj, path))
+    return None
+
+
 def zone_of(where) -> dt.tzinfo:
     """The time zone of a school, of something that has a school (a booking, a conversation...), a zone name
-    or a tzinfo; None is the console's default zone."""
-    if where is None:
-        return timezone.get_default_timezone()
+    or a tzinfo; None (or something without a school) is the console's default zone."""
     if isinstance(where, dt.tzinfo):
         return where
     if isinstance(where, str):
         return _zone(where)
-    if hasattr(where, "time_zone"):  # a School
-        return _zone(where.time_zone)
-    for path in ("school", "conversation", "contact", "message"):
-        if hasattr(where, path):
-            return zone_of(getattr(where, path))
-    raise TypeError(f"no time zone for {where!r}")
+    school = school_of(where)
+    return _zone(school.time_zone) if school is not None else timezone.get_default_timezone()
 
 
 def zone_name(where) -> str:
@@ -151,10 +159,9 @@ class SchoolTimeAdmin:
     school_filter_parameter = "school__id__exact"
 
     def zone_for(self, obj) -> dt.tzinfo | None:
-        try:
-            return zone_of(obj)
-        except (TypeError, AttributeError):
-            return None
+        """The object's school's zone; None (the default zone, no note) for an object of no school."""
+        school = school_of(obj)
+        return zone_of(school) if school is not None else None
 
     def _object_zone(self, request, object_id) -> dt.tzinfo | None:
         if not object_id:

@@ -51,6 +51,14 @@ def test_saving_turns_the_line_into_a_list_and_keeps_the_chosen_topics(admission
     assert fees.related_topics == ["How do you use my data?", "Is there a bus?"]
 
 
+def test_an_entry_for_every_school_names_no_school_zone(admissions_client, entries):
+    content = admissions_client.get(reverse("admin:chatbot_faqentry_change",
+                                            args=[entries["privacy"].pk])).content.decode()
+    assert "Times on this page" not in content
+    content = admissions_client.get(reverse("admin:chatbot_faqentry_change", args=[entries["fees"].pk])).content
+    assert b"Times on this page are the school's: Asia/Singapore (Singapore time)." in content
+
+
 def test_a_question_of_another_school_is_refused(admissions_client, entries):
     fees = entries["fees"]
     response = admissions_client.post(reverse("admin:chatbot_faqentry_change", args=[fees.pk]), {

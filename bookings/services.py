@@ -361,7 +361,7 @@ def correct_booking_details(*, booking: TourBooking, now: dt.datetime | None = N
         TourBooking.objects.filter(pk=booking.pk).update(**changes, updated_at=timezone.now())
         for name, value in changes.items():
             setattr(booking, name, value)
-        crm.record_tour_details_corrected(booking)
+        crm.record_tour_details_corrected(booking, current)
     return booking
 
 

@@ -188,16 +188,39 @@ def record_tour_rescheduled(old, new) -> Activity | None:
     return activity
 
 
-def record_tour_details_corrected(booking) -> None:
-    """Names or contact details of a booked tour were corrected: the CRM follows."""
+def correct_parent_name(contact: Contact, old: str, new: str) -> None:
+    """"It's Jon, not John": the contact's name follows when the name on file was the misspelt one."""
+    if old and new and contact.name == old != new:
+        contact.name = new
+        contact.save(update_fields=["name", "updated_at"])
+        if (contact.context or {}).get("parent_preferred_name") == old:
+            update_persistent_context(contact, parent_preferred_name=new)
+
+
+def record_tour_details_corrected(booking, previous: dict[str, Any]) -> None:
+    """Names or contact details of a booked tour were corrected: the CRM follows, so the contact, the child and
+    the persistent context say what the booking says. `previous` holds the booking's values before."""
+    contact = booking.contact
+    contact.refresh_from_db(fields=["name", "context"])
     Activity.objects.filter(tour_booking=booking).update(
         subject=f"School tour: {booking.child_name} ({booking.reference})", updated_at=timezone.now()
     )
+    correct_parent_name(contact, previous.get("parent_name") or "", booking.parent_name)
+    if previous.get("child_name") != booking.child_name:
+        renamed = Child.objects.filter(contact=contact, name=previous.get("child_name"))
+        if not Child.objects.filter(contact=contact, name=booking.child_name).exists():
+            renamed.update(name=booking.child_name)
+    if booking.child_age is not None:
+        Child.objects.filter(contact=contact, name=booking.child_name).update(age=booking.child_age)
+    context = contact.context or {}
+    preferred = context.get("parent_preferred_name")
     update_persistent_context(
-        booking.contact,
+        contact,
         parent_preferred_phone=booking.parent_phone,
         child_name=booking.child_name,
         **({"parent_preferred_email": booking.parent_email} if booking.parent_email else {}),
+        **({"parent_preferred_name": booking.parent_name} if preferred in (None, "", previous.get("parent_name"))
+           else {}),
     )
 
 

@@ -10,32 +10,29 @@ the new action: nothing already collected is lost.
 
 import re
 
+from chatbot.agent.offline import lexicon, when
 from chatbot.models import Message
 
 _I = re.IGNORECASE
-AFFIRM = re.compile(
-    r"^\W*(?:y|yes|yess+|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|correct|confirm(?:ed)?"
-    r"|absolutely|definitely|of course|go ahead|please do|please go ahead|do it|book it|sounds (?:good|great|perfect)"
-    r"|perfect|great|lovely|fine|that'?s (?:right|correct|fine|perfect|great|good)|that works|looks good"
-    r"|right|please)\b",
+HESITATE = re.compile(
+    r"\b(?:no|not|nope|nah|don'?t|wait|hold on|actually|instead|change|rather|but|hmm|sorry|(?:what|how) about)\b",
     _I,
 )
-HESITATE = re.compile(
-    r"\b(?:no|not|nope|nah|don'?t|wait|hold on|actually|instead|change|rather|but|hmm|sorry)\b", _I
-)
-FIRST_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
 
 
 def says_yes(text: str) -> bool:
-    """A plain yes to a read-back: "yes please", "ok go ahead", "that's right" (not "yes but the 11th")."""
-    first = FIRST_SENTENCE.split(text.strip(), maxsplit=1)[0]
-    return bool(AFFIRM.match(first)) and not HESITATE.search(first)
+    """A plain yes to a read-back: "yes please", "ok go ahead", "that's right. What's the address?".
+
+    Not a yes with a change anywhere in it ("yes. But the 11th", "please make it 2pm", "sure, what about
+    Friday?"): a message that names a day or a time changes what was read back."""
+    text = text.strip()
+    return bool(lexicon.YES.match(text)) and not HESITATE.search(text) and not when.spans(text)
 
 
 def confirmed(read_back: dict, action: str, contact_id: int, latest_message_id: int) -> bool:
     """Whether `action` was read back earlier and the parent's latest message since then says yes."""
     after = read_back.get("after")
-    if read_back.get("action") != action or not isinstance(after, int) or latest_message_id <= after:
+    if action not in (read_back.get("actions") or []) or not isinstance(after, int) or latest_message_id <= after:
         return False
     latest = (Message.objects.filter(conversation__contact_id=contact_id, role=Message.Role.USER, pk__gt=after,
                                      pk__lte=latest_message_id)

@@ -61,11 +61,11 @@ class ActiveContext:
     slots_shown: list[dict] = field(default_factory=list)
     last_booking_id: str = ""
     session_started_at: str = ""
-    read_back: dict[str, Any] = field(default_factory=dict)  # {"action", "after"}: see chatbot.agent.confirmation
+    read_back: dict[str, Any] = field(default_factory=dict)  # {"actions", "after"}: see chatbot.agent.confirmation
 
     def as_prompt_dict(self) -> dict:
         return {"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
-                "last_booking_id": self.last_booking_id, "awaiting_yes_to": self.read_back.get("action", "")}
+                "last_booking_id": self.last_booking_id, "awaiting_yes_to": self.read_back.get("actions") or []}
 
     def _to_json(self) -> str:
         return json.dumps({"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,

@@ -286,6 +286,7 @@ def book_tour(
         return _booking_error(exc)
     action = "book " + ", ".join(str(details[k]) for k in ("date", "time", *DETAILS) if k in details)
     if _awaiting_yes(ctx, action):
+        ctx.active.slots_shown = []  # the parent chose: a "yes" now answers the read-back, not an old list
         return {"status": "confirm", "action": "book", "read_back": details, "message": confirmation.NOT_YET}
     try:
         booking = bookings.book_tour(
@@ -338,12 +339,17 @@ def _check_open(ctx: ToolContext, day: dt.date, start_time: dt.time) -> None:
 
 
 def _awaiting_yes(ctx: ToolContext, action: str) -> bool:
-    """True, with the read-back noted, unless the parent already said yes to exactly this action."""
+    """True, with the read-back noted, unless the parent already said yes to exactly this action.
+
+    One reply may read back several actions ("cancel Mia's tour and book Sam's"): one yes confirms them all."""
     latest = max(ctx.turn_message_ids, default=0)
-    if confirmation.confirmed(ctx.active.read_back, action, ctx.contact.pk, latest):
-        ctx.active.read_back = {}
+    pending = ctx.active.read_back
+    if confirmation.confirmed(pending, action, ctx.contact.pk, latest):
+        left = [a for a in pending["actions"] if a != action]
+        ctx.active.read_back = {**pending, "actions": left} if left else {}
         return False
-    ctx.active.read_back = {"action": action, "after": latest}
+    earlier = pending.get("actions") or [] if pending.get("after") == latest else []
+    ctx.active.read_back = {"actions": [*earlier, action], "after": latest}
     return True
 
 
@@ -409,6 +415,7 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
         intake = _intake(ctx)  # the new day and time, for the parent's "yes"
         intake.record_when(date=day, time=f"{start_time:%H:%M}")
         ctx.active.collected = intake.as_dict()
+        ctx.active.slots_shown = []
         return {"status": "confirm", "action": "reschedule", "booking_id": booking.reference,
                 "from": _confirmation(booking), "to": _tour_details(ctx.school, day, start_time),
                 "message": confirmation.NOT_YET}
@@ -525,6 +532,8 @@ def update_context(
         intake = _intake(ctx)
         _record(intake, name, value)
         ctx.active.collected = intake.as_dict()
+        if name == "parent_name" and not booked:
+            crm.correct_parent_name(ctx.contact, str(old or ""), str(value))
     result = {"status": "updated", "field": name, "old_value": old, "new_value": value, "reason": reason or ""}
     if booked and name in ("preferred_date", "preferred_time"):
         result["note"] = f"Tour {booked.reference} is already booked: use manage_tour_booking to move it."

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from bookings.models import CallbackRequest, School, TourBooking, TourSlot
 from chatbot.evaluation.world import World
+from crm.models import Contact
 
 BOOKING_FIELDS = ("status", "date", "time", "child_name", "child_age", "parent_name", "parent_phone", "parent_email",
                   "special_requirements", "cancellation_reason", "owner", "replaces")
@@ -27,6 +28,7 @@ class Snapshot:
     bookings: dict[str, dict]  # reference -> fields
     callbacks: dict[str, dict]
     seats: dict[str, int]  # "YYYY-MM-DD HH:MM" (local) -> seats taken
+    contact: dict = field(default_factory=dict)  # the simulated parent's CRM record: name, children, context
 
 
 def snapshot(school: School, me_id: int | None = None) -> Snapshot:
@@ -54,7 +56,10 @@ def snapshot(school: School, me_id: int | None = None) -> Snapshot:
         }
     seats = {f"{slot.starts_at.astimezone(tz):%Y-%m-%d %H:%M}": slot.seats_taken
              for slot in TourSlot.objects.filter(school=school)}
-    return Snapshot(bookings, callbacks, seats)
+    contact = Contact.objects.filter(pk=me_id).first() if me_id else None
+    me = {"name": contact.name, "children": sorted(contact.children.values_list("name", flat=True)),
+          "context": contact.context or {}} if contact else {}
+    return Snapshot(bookings, callbacks, seats, me)
 
 
 @dataclass
@@ -287,6 +292,27 @@ class Corrected(Expectation):
         failures = [f"{ref}: {m}" for m in _mismatches(row, wanted)]
         allowed = {k for k, v in wanted.items() if v is not None} - {"status"}
         failures += [f"{ref}: unexpected change of {f}" for f in sorted(set(d.changed_bookings.get(ref, {})) - allowed)]
+        return failures
+
+
+@dataclass(frozen=True)
+class ContactRecord(Expectation):
+    """The parent's CRM record at the end: its name, a child on it, the persistent context's preferred name."""
+
+    name: str | None = None
+    child: str | None = None
+    preferred_name: str | None = None
+
+    def check(self, d: Diff, world: World) -> list[str]:
+        me = d.after.contact
+        failures = []
+        if self.name is not None and me.get("name") != self.name:
+            failures.append(f"contact name is {me.get('name')!r}, wanted {self.name!r}")
+        if self.child is not None and self.child not in me.get("children", []):
+            failures.append(f"contact's children are {me.get('children')}, wanted {self.child!r} among them")
+        preferred = (me.get("context") or {}).get("parent_preferred_name")
+        if self.preferred_name is not None and preferred != self.preferred_name:
+            failures.append(f"persistent context's preferred name is {preferred!r}, wanted {self.preferred_name!r}")
         return failures
 
 

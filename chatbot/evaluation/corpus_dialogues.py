@@ -25,7 +25,8 @@ import datetime as dt
 import json
 import re
 import uuid
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -34,6 +35,7 @@ from asgiref.sync import sync_to_async
 from django.test import override_settings
 
 from bookings.models import School, TourBooking
+from chatbot.evaluation.corpus import ratio
 from chatbot.evaluation.parent import ASKS, LIST_ITEM, Persona
 from chatbot.evaluation.runner import _last_reply_id, _replies_since
 from chatbot.evaluation.world import SLUG_PREFIX, destroy_world
@@ -165,20 +167,30 @@ async def run_dialogue(item: dict) -> DialogueResult:
     return result
 
 
-async def measure_dialogues(path: Path, limit: int | None = None) -> dict:
-    """Booked right / bookable over the folder's dialogues, with each dialogue's result."""
+COLUMNS = {"file": "file", "dialogues": "dialogues", "bookable": "bookable", "booked": "booked right"}
+
+
+async def measure_dialogues(
+    path: Path, limit: int | None = None, on_progress: Callable[[int, int], None] | None = None
+) -> dict:
+    """Booked right / bookable over the folder's dialogues: a section for `evaluate --corpus` (corpus.py's shape),
+    each miss with its transcript."""
     items = load_dialogues(path)[:limit]
+    notes = [] if items else [f"dialogues.jsonl is missing from {path} (or empty): skipped."]
+    results = []
     with override_settings(CHAT_BURST_WINDOW_SECONDS=0, PIPEDRIVE_API_TOKEN=""):  # one message, one turn
-        results = [await run_dialogue(item) for item in items]
+        for number, item in enumerate(items, 1):
+            results.append(await run_dialogue(item))
+            if on_progress:
+                on_progress(number, len(items))
     bookable = [r for r in results if r.bookable]
     right = [r for r in bookable if r.booked_right]
-    return {
-        "name": "dialogues",
-        "file": "dialogues.jsonl",
-        "dialogues": len(results),
-        "bookable": len(bookable),
-        "booked_right": len(right),
-        "rate": round(len(right) / len(bookable), 4) if bookable else None,
-        "errors": sum(bool(r.error) for r in results),
-        "results": [asdict(r) for r in results],
-    }
+    rows = [{"file": "dialogues.jsonl", "dialogues": len(results), "bookable": len(bookable),
+             "booked": ratio(len(right), len(bookable))}] if items else []
+    notes.append("Booked right: exactly one tour booked at the end, on the gold day at the gold time (any time "
+                 "when the dialogue names none). Bookable: see chatbot/evaluation/corpus_dialogues.py.")
+    failures = [{"missed": [r.error or "not booked right"], "utterance": r.source,
+                 "gold": {"date": r.gold_date, "time": r.gold_time}, "ours": {"booked": r.booked},
+                 "transcript": r.transcript} for r in bookable if not r.booked_right]
+    return {"section": "dialogues", "title": f"Whole booking dialogues ({path})", "columns": COLUMNS,
+            "rows": rows, "notes": notes, "failures": failures}

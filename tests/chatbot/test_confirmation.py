@@ -23,13 +23,13 @@ def test_plain_yes(text):
     "", "no", "nope", "nah", "not yet", "wait", "hmm", "yes but the 11th", "yes, actually make it 2pm",
     "okay but change the time", "yes sorry i meant thursday", "can we do Friday instead?", "what time is it?",
     "is parking available?", "Friday works", "yesterday works", "rightly so no",
-    # a yes whose change of mind comes in the next sentence or line (says_yes reads only the first)
-    pytest.param("Yes. But the 11th would be better", marks=pytest.mark.xfail(strict=True, reason="product bug")),
-    pytest.param("Ok. Wait, no!", marks=pytest.mark.xfail(strict=True, reason="product bug")),
-    pytest.param("Yes\nactually the 11th", marks=pytest.mark.xfail(strict=True, reason="product bug")),
+    # a yes whose change of mind comes in the next sentence or line
+    "Yes. But the 11th would be better",
+    "Ok. Wait, no!",
+    "Yes\nactually the 11th",
     # a request or counter-proposal that opens with a polite word
-    pytest.param("please make it 2pm", marks=pytest.mark.xfail(strict=True, reason="product bug")),
-    pytest.param("sure, what about Friday?", marks=pytest.mark.xfail(strict=True, reason="product bug")),
+    "please make it 2pm",
+    "sure, what about Friday?",
 ])
 def test_not_a_plain_yes(text):
     assert not confirmation.says_yes(text)
@@ -48,7 +48,7 @@ def _says(conversation, text, role=Message.Role.USER):
 
 
 def _confirmed(conversation, read_back_after, latest_id, action=ACTION):
-    read_back = {"action": ACTION, "after": read_back_after}
+    read_back = {"actions": [ACTION], "after": read_back_after}
     return confirmation.confirmed(read_back, action, conversation.contact_id, latest_id)
 
 
@@ -94,8 +94,8 @@ def test_another_parents_yes_does_not_count(conversation):
     assert not _confirmed(conversation, asked.pk, yes.pk)
 
 
-@pytest.mark.parametrize("read_back", [{}, {"action": ACTION}, {"action": ACTION, "after": "3"},
-                                       {"action": ACTION, "after": None}])
+@pytest.mark.parametrize("read_back", [{}, {"actions": [ACTION]}, {"actions": [ACTION], "after": "3"},
+                                       {"actions": [ACTION], "after": None}])
 def test_no_read_back_noted_is_never_confirmed(conversation, read_back):
     _says(conversation, "Mia, 5, Tuesday at 9")
     yes = _says(conversation, "yes please")

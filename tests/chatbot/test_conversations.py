@@ -235,9 +235,6 @@ def test_faq_only_conversation(school, faq_lunch):
     assert Conversation.objects.get(contact=parent.contact).outcome == "faq_only"
 
 
-@pytest.mark.xfail(strict=True, raises=TourBooking.DoesNotExist, reason=(
-    "product bug (offline policy): the 'another tour' said before the read-back makes the parent's 'yes' drop "
-    "the child just read back (Turn.collected drops CHILD_FIELDS when `another`), so no book_tour call follows"))
 def test_switch_from_cancelling_to_booking(school, next_weekday):
     parent = Parent(school)
     existing = _book(school, parent.contact, next_weekday(school, 0))
@@ -300,9 +297,6 @@ def test_correct_a_tour_booked_in_an_earlier_chat_by_its_reference(school, next_
     assert parent.bookings().count() == 1
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "product bug: one reply reads back the cancel and the booking, but ActiveContext.read_back holds one pending "
-    "action, so the booking's read-back replaces the cancel's and the parent's 'yes' books Sam but never cancels Mia"))
 def test_a_burst_that_cancels_one_tour_and_books_another_does_both(school, next_weekday):
     parent = Parent(school, ContactFactory(school=school, name="Jon Tan", phone="+6591234567"))
     mia = _book(school, parent.contact, next_weekday(school, 0))

@@ -139,6 +139,8 @@ def _flow(turn: "Turn", flow: str) -> str:
         return replies.tours_summary(turn.conv.upcoming_tours, turn.today)
     if flow == "keep":
         return f"{replies.kept_booking()} Is there anything else I can help with?"
+    if flow == "drop":
+        return replies.nothing_booked()
     return ""
 
 
@@ -181,7 +183,10 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.anything_else())
     elif reading.facts.keys() & {"parent_name", "parent_phone"} and not parts:
         parts.append(replies.noted(name))
-    if "bye" in reading.intents:
+    unconfirmed = replies.unconfirmed(turn.previous) if "read_back" in turn.asked and not main else ""
+    if unconfirmed and reading.intents & {"bye", "thanks"}:  # never let a parent leave thinking it is done
+        parts.append(unconfirmed)
+    elif "bye" in reading.intents:
         parts.append(replies.bye(name, conv.upcoming_tours, today))
     elif "thanks" in reading.intents and not main and replies.no_problem() not in parts:  # "no, thank you"
         parts.append(replies.thanks(name))

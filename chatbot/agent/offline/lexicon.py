@@ -24,7 +24,8 @@ BYE = _rx(
 _TOUR = (
     r"(?:a |the |another |one more |)(?:campus |school )?"
     r"(?:tour|visit|look around|viewing|come (?:and|to) see|see the (?:school|campus)|come (?:by|over|down|in)"
-    r"|pop (?:by|in|over|down)|drop (?:by|in)|have a look|take a look|check out the (?:school|campus))"
+    r"|pop (?:by|in|over|down)|drop (?:by|in)|have a look|take a look|check out the (?:school|campus)"
+    r"|appointment|reservation|see (?:it|you|the \w+|your \w+)|view (?:it|the \w+))"
 )
 BOOK = _rx(
     r"\bbook\b(?!\s+(?:club|fair|list))|\bbooking (?:a|an|another|one|for|in)\b|\breserve\b|\bsign (?:me |us )?up\b"
@@ -58,9 +59,12 @@ MY_TOUR = _rx(
     r"|\bdo (?:i|we) (?:still )?have (?:a|any) (?:tour|booking)|\b(?:my|our) (?:tour|booking) details"
     r"|\bremind me\b[^?.!]*\b(?:tour|booking)|\b(?:check|see|show)\b[^?.!]*\bmy (?:tour|booking)"
 )
-YES = _rx(
-    r"^\s*(?:yes|yeah|yep|yup|ya|sure|ok|okay|please|sounds good|that works|great|perfect|go ahead|alright"
-    r"|all right|definitely|of course|correct|please do)\b"
+YES = _rx(  # also what the tools take as a yes to a read-back (chatbot.agent.confirmation)
+    r"^\W*(?:y|yes+|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|correct|confirm(?:ed)?|absolutely"
+    r"|definitely|of course|go ahead|please do|please go ahead|do it|book it|perfect|great|lovely|fine|right|please"
+    r"|(?:that|it)(?:'s|'ll| is| will| would)?(?: be)? (?:right|correct|perfect|great|good)"
+    r"|that(?:'s|'ll| is| will| would)?(?: be)? (?:fine|ok|okay)"
+    r"|(?:that |it )?(?:sounds?|looks?|works?)(?: (?:good|great|perfect|fine|right|for me))?|works for me)\b"
 )
 NO = _rx(r"^\s*(?:no|nope|nah|not now|no thanks|no thank you|not really|maybe later)\b")
 HELP = _rx(r"\b(?:what can you do|how does this work|what do you do|what can you help)\b|^\s*help\b")
@@ -89,8 +93,11 @@ SCHOOL_WORDS = _rx(
     r"|after-?school)\b"
 )
 TOUR_WORD = _rx(r"\b(?:tour|visit)")
+LEAD_IN = (  # "Before that, what are the fees?" is still a question
+    r"(?:(?:before that|by the way|btw|also|and|so|ok(?:ay)?|oh|quick question|one more thing|sorry|hi|hello)\W+)*"
+)
 QUESTION_START = _rx(
-    r"^\s*(?:what|what's|whats|how|do|does|did|is|are|can|could|will|would|when|where|which|who|why|should|may"
+    rf"^\s*{LEAD_IN}(?:what|what's|whats|how|do|does|did|is|are|can|could|will|would|when|where|which|who|why|should|may"
     r"|any|is there|are there)\b"
 )
 INFO_REQUEST = _rx(
@@ -115,6 +122,7 @@ CORRECTION = _rx(
 
 SENTENCE_BREAK = _rx(
     r"(?<=[.!?])\s+|\n+|,?\s+(?:and|also|plus)\s+(?=(?:do|does|is|are|can|what|how|when|where|who|will|would)\b)"
+    r"|,\s+(?=(?:what|how|when|where|who|which|is there|are there|do (?:you|they)|does (?:it|the)|can you|could you)\b)"
 )
 SPECIAL = _rx(
     r"\b(?:wheelchair|pram|stroller|buggy|allerg\w*|special (?:needs|requirements?)|accessib\w*|mobility"
@@ -138,7 +146,7 @@ HIS_HER = _rx(r"\b(?:his|her)\b")
 
 ORDINAL = _rx(
     r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|last)\b"
-    r"(?!\s+(?:child|son|daughter|kid|tour|time|week|month|year|name))"
+    r"(?!\s+(?:child|son|daughter|kid|tour|time|week|month|year|name|thoughts?|though|look|opinion|half))"
 )
 ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5, "seventh": 6, "eighth": 7}
 NUMBERED = _rx(
@@ -182,8 +190,8 @@ AGE = [
     _rx(rf"\bwho(?:'s| is)\s+(\d{{1,2}})\b{NOT_TIME}"),
     _rx(r"\(\s*(\d{1,2})\s*\)"),
     _rx(rf"\b{_CHILD}\s+(?:is\s+)?(\d{{1,2}})\b{NOT_TIME}"),
-    _rx(rf"\b{_NAME}\s*,\s*(\d{{1,2}})\b{NOT_TIME}"),
-    _rx(rf"\bfor\s+{_NAME}\s+(\d{{1,2}})\b{NOT_TIME}"),
+    _rx(rf"\b(?-i:[A-Z][a-z'-]+)\s*,\s*(\d{{1,2}})\b{NOT_TIME}"),  # "Mia, 4" (a capitalised name, not "rooms, 1")
+    _rx(rf"\bfor\s+(?-i:[A-Z][a-z'-]+)\s+(\d{{1,2}})\b{NOT_TIME}"),
 ]
 AGE_TURNING = _rx(r"\bturn(?:s|ing)\s+(\d{1,2})\b(?!\s*(?:am|pm|:|/|\.\d|\d))")  # "turning 6 in March": 5 now
 BIRTH = _rx(  # "born 12 May 2021", "DOB is 03/02/2020": the phrase after the cue, up to the sentence's end
@@ -237,6 +245,8 @@ REPLY_ASKS = {
     ),
     "which_tour": _rx(r"\bwhich (?:tour|booking)\b"),
     "read_back": _rx(r"\bjust to check\b"),
+    "propose_first": _rx(r"\bthe soonest is\b"),
+    "confirm_cancel": _rx(r"\bcancel it\?"),
     "offer_book": _rx(r"\b(?:like|want) (?:me )?to book\b|\bshall i book\b|\bbook (?:one|a tour)\?"),
     "offer_callback": _rx(r"\bcall you back\b|\bcallback\?|\bcall back\?"),
     "reschedule": _rx(r"\bmove (?:your|the|it)\b|\bto move\b|\breschedul"),

@@ -17,6 +17,7 @@ from functools import cached_property
 from bookings.intake import Intake
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
+from chatbot.agent.offline.lexicon import BOOKING_REF
 from chatbot.agent.offline.understanding import (
     REQUIRED,
     WHEN_FIELDS,
@@ -264,10 +265,10 @@ class Turn:
     @cached_property
     def collected(self) -> dict:
         collected = {k: v for k, v in self.conv.collected.items() if v not in (None, "")}
-        if self.another:  # a tour for another child: nothing of the previous child's booking carries over
+        booked_slot = any(t.get("date") == collected.get("preferred_date") and t.get("time") == collected.get(
+            "preferred_time") for t in self.conv.upcoming_tours)  # left from a tour booked already
+        if "another" in self.reading.intents or booked_slot:  # a new child: nothing of the last one's carries over
             collected = {k: v for k, v in collected.items() if k not in CHILD_FIELDS}
-        elif self.spent:  # the child is booked already; a day and time read back for a move are kept
-            collected = {k: v for k, v in collected.items() if k not in CHILD_FIELDS or k in WHEN_FIELDS}
         return collected
 
     @cached_property
@@ -301,8 +302,9 @@ class Turn:
                 return [options[-1]], True
             return (options[reading.choice : reading.choice + 1] if reading.choice < len(options) else []), True
         when = reading.when
-        if len(options) == 1 and "yes" in reading.intents and when.is_empty:  # "great" to the one slot offered
-            return options, True
+        proposed = len(options) == 1 or "propose_first" in self.asked  # "great" to the one (or soonest) offered
+        if options and proposed and "yes" in reading.intents and when.is_empty:
+            return options[:1], True
         if options and reading.hour is not None and when.is_empty:
             hours = {reading.hour, reading.hour + 12}
             matches = [o for o in options if int(str(o["time"])[:2]) in hours]
@@ -340,7 +342,7 @@ class Turn:
 
     @cached_property
     def flow(self) -> str:
-        """What this turn is about: book, reschedule, cancel, callback, my_tour, faq, keep, refuse or chat."""
+        """What this turn is about: book, reschedule, cancel, callback, my_tour, faq, keep, drop, refuse or chat."""
         reading = self.reading
         intents = reading.intents
         if "injection" in intents:
@@ -351,6 +353,10 @@ class Turn:
             return "reschedule"
         if self.corrected_tour and not intents & set(FLOW_INTENTS):  # "on T-7KQ3XM it's Miah": fix it only
             return "chat"
+        if "confirm_cancel" in self.asked and "book" in intents and not intents & {"no", "keep"}:
+            return "cancel"  # "now book Sam" after "cancel Mia's tour?": the cancellation still stands, read back both
+        if "cancel" in intents and not self.conv.upcoming_tours and "offer_book" in self.asked:
+            return "drop"  # "cancel that" at a booking's read-back: nothing was booked
         for intent in FLOW_INTENTS:
             if intent in intents:
                 return self._moving_intake(intent)
@@ -358,6 +364,8 @@ class Turn:
             return "my_tour"
         if "yes" in intents and "offer_callback" in self.asked:
             return "callback"
+        if "yes" in intents and "confirm_cancel" in self.asked:
+            return "cancel"  # a yes to "cancel Mia's tour (and book Sam's)?": the booking follows as `then`
         if "yes" in intents and "offer_book" in self.asked:
             return "book"
         pending = self.pending
@@ -383,7 +391,8 @@ class Turn:
     def then(self) -> str:
         """The flow asked for after this one in the same turn: a booking after a cancellation ("please cancel
         T-7KQ3XM" + "and book my son Sam on Thursday at 11am")."""
-        return "book" if self.flow == "cancel" and "book" in self.reading.intents else ""
+        confirming_both = "yes" in self.reading.intents and "offer_book" in self.asked
+        return "book" if self.flow == "cancel" and ("book" in self.reading.intents or confirming_both) else ""
 
     @property
     def moves_booked_tour(self) -> bool:
@@ -464,7 +473,7 @@ class Turn:
         new_values = dict(self.reading.facts)
         date, time = self.slot
         new_values.update({"preferred_date": date, "preferred_time": time})
-        known = {**self.said_before, **self.conv.collected}
+        known = {**self._contact_defaults(), **self.said_before, **self.conv.collected}
         fixed = {}
         for name in self.reading.corrections:
             if name in WHEN_FIELDS and (self.booked or self.corrected_tour):
@@ -586,6 +595,9 @@ class Turn:
         if self.reading.booking_refs:
             ref = self.reading.booking_refs[-1]
             return by_ref.get(ref, {"booking_id": ref}), False
+        read_back = [r for r in dict.fromkeys(BOOKING_REF.findall(self.previous)) if r in by_ref]
+        if "read_back" in self.asked and len(read_back) == 1:  # "yes" to "I'll cancel Leo's tour T-...?"
+            return by_ref[read_back[0]], False
         listed = [o for o in self.options if o.get("booking_id")]
         if self.reading.choice is not None and listed and self.reading.choice < len(listed):
             ref = listed[self.reading.choice]["booking_id"]

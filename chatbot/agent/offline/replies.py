@@ -187,6 +187,9 @@ def availability(result: dict, args: dict, today: dt.date, purpose: str = "") ->
     slots = result.get("available_slots") or []
     question = f"Which one would you like{purpose}?"
     if status == "success" and slots:
+        timed = any(":" in str(t) for t in args.get("preferred_times") or [])
+        if timed and not args.get("date_range_start") and len({s.get("date") for s in slots}) > 1:  # no day
+            question = f"The soonest is {slot_lines(slots, today)[0]}: shall I take that one, or which would you like?"
         return f"Here are the open tour slots{window(args, today)}:\n{numbered(slot_lines(slots, today))}\n{question}"
     if status == "success":
         return f"I'm sorry, there are no open tour slots{window(args, today)}. Would another day suit you?"
@@ -412,6 +415,18 @@ def read_back_cancel(result: dict, today: dt.date) -> str:
     child = f"{tour['child_name']}'s" if tour.get("child_name") else "your"
     return (f"Just to check: I'll cancel {child} tour {result.get('booking_id')} on {when}. "
             "Shall I go ahead and cancel it?")
+
+
+def unconfirmed(read_back_reply: str) -> str:
+    """The read-back again, for a parent who says thanks or goodbye before answering it."""
+    start = read_back_reply.find("Just to check")
+    if start < 0:
+        return ""
+    return f"Before you go: I haven't done this yet. {read_back_reply[start:]}"
+
+
+def nothing_booked() -> str:
+    return "No problem: I hadn't booked it yet, so nothing is booked and there's nothing to cancel."
 
 
 def what_to_change() -> str:

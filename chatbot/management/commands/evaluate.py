@@ -26,6 +26,7 @@ from rich.table import Table
 
 from chatbot.evaluation import scenarios as suite
 from chatbot.evaluation.corpus import measure_turns
+from chatbot.evaluation.corpus_dialogues import measure_dialogues
 from chatbot.evaluation.runner import RunResult, build_report, run_suite
 from chatbot.evaluation.world import destroy_world, leftover_schools
 
@@ -68,7 +69,8 @@ class Command(BaseCommand):
             console.print(f"Deleted {len(schools)} evaluation school(s).")
             return
         if options["corpus"]:
-            self._corpus(console, Path(options["corpus"]), options["show_failures"], json_path)
+            with override_settings(LLM_MODEL=model or settings.LLM_MODEL):
+                self._corpus(console, Path(options["corpus"]), options["show_failures"], json_path)
             return
         unknown = sorted(set(flow) - set(suite.flow_names()))
         if unknown:
@@ -173,8 +175,11 @@ class Command(BaseCommand):
         if not path.is_dir():
             raise CommandError(f"No corpus folder at {path}.")
         sections = [measure_turns(path)]
-        for section in sections:
-            self._print_section(console, section, show_failures)
+        self._print_section(console, sections[0], show_failures)
+        console.print(f"Replaying whole dialogues through the concierge ({settings.LLM_MODEL})…")
+        sections.append(async_to_sync(measure_dialogues)(path, on_progress=lambda done, total: console.print(
+            f"[dim]  {done}/{total} dialogues[/dim]") if done % 20 == 0 or done == total else None))
+        self._print_section(console, sections[1], show_failures)
         if json_path:
             Path(json_path).write_text(json.dumps(sections, indent=2, ensure_ascii=False), encoding="utf-8")
             console.print(f"Report written to {json_path}")

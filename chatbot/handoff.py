@@ -4,8 +4,13 @@ A conversation is handed off when the parent asks for a person, when the agent
 fails twice in a row, or when a staff member answers in Chatwoot (or opens the
 conversation there). Then `Conversation.status` is `handed_off` (shown in the
 admin), the bot stays silent, and the channel tells its platform (Chatwoot:
-status `open`). Messages that arrive meanwhile are stored for the record and
-marked processed: they are the staff's to answer.
+status `open`). Messages that arrive meanwhile, and any still unanswered when
+staff took over, are stored for the record, marked processed and
+`handled_by_staff`: they are the staff's to answer. When staff hand the
+conversation back (`resume_bot`), the concierge answers only what the parent
+says from then on: staff-handled messages are never answered, swept up or shown
+to the model again, and the outcome stays "handed off" unless the concierge then
+books, moves, cancels or takes a callback (chatbot.outcomes).
 """
 
 import re
@@ -49,7 +54,7 @@ def hand_off(conversation: Conversation, reason: str, *, notify_parent: bool = F
                                                          outcome=Conversation.Outcome.HANDED_OFF, last_message_at=now)
         conversation.status, conversation.outcome = Conversation.Status.HANDED_OFF, Conversation.Outcome.HANDED_OFF
         Message.objects.filter(conversation=locked, role=Message.Role.USER, processed_at__isnull=True).update(
-            processed_at=now)
+            processed_at=now, handled_by_staff=True)
         Message.objects.create(conversation=locked, role=Message.Role.SYSTEM, channel=locked.channel,
                                text=f"Handed off to staff: {reason}.", payload={"handoff": reason})
         notice = None
@@ -107,7 +112,8 @@ def route_inbound(message: Message, platform_status: str | None = None) -> bool:
     """For a parent's message just stored: True if the bot answers it, False if it is the staff's."""
     conversation = Conversation.objects.get(pk=message.conversation_id)
     if conversation.status == Conversation.Status.HANDED_OFF:
-        Message.objects.filter(pk=message.pk, processed_at__isnull=True).update(processed_at=timezone.now())
+        Message.objects.filter(pk=message.pk, processed_at__isnull=True).update(processed_at=timezone.now(),
+                                                                                handled_by_staff=True)
         return False
     if platform_status in ("open", "snoozed"):
         hand_off(conversation, f"the conversation is {platform_status} in Chatwoot", reopen_platform=False)

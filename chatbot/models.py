@@ -85,6 +85,11 @@ class Message(models.Model):
     processed_at = models.DateTimeField(
         null=True, blank=True, help_text="For a parent's message: when a turn took it in."
     )
+    handled_by_staff = models.BooleanField(
+        default=False,
+        help_text="For a parent's message: it came while staff had the conversation, so it is theirs to answer; "
+                  "the concierge never answers it, nor shows it to the model, after a handback.",
+    )
     reply_to = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replies",
         help_text="For an answer: the last parent message it answers.",

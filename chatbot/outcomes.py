@@ -5,11 +5,13 @@ The outcome follows the conversation's last consequential act, in order:
 - booked, moved (rescheduled), cancelled, callback: the latest of these wins, so "booked, then cancelled,
   then asked for a call" is a callback, and "booked, then moved" is moved;
 - answered (an FAQ answer) only when nothing consequential happened; a question after a booking keeps it booked;
-- handed off to staff is final: the concierge no longer runs that conversation;
+- handed off to staff stays: the concierge no longer runs that conversation. If staff hand it back, only a
+  booking, move, cancellation or callback the concierge makes after that replaces it (an answer does not);
 - abandoned: it ended (idle, closed) without any of the above.
 
 The outcome is stored on the conversation (the list filters and counts it at any size) and recomputed when a
-turn ends (`after_turn`, from that turn's tool results in the order they ran), on handoff and at session end.
+turn ends (`settle_turn`: `after_turn` on the conversation's stored state, from that turn's tool results in the
+order they ran; a turn that ends after staff took over leaves it handed off), on handoff and at session end.
 `from_steps` derives it from the stored reasoning steps, for conversations recorded before this rule.
 """
 
@@ -41,7 +43,7 @@ def fold(current: str, happened: Iterable[str]) -> str:
     """The outcome after `happened` (outcomes of calls, in order) on top of `current`."""
     outcome = current or ""
     for step in happened:
-        if outcome in FINAL or not step:
+        if not step or (outcome in FINAL and step not in CONSEQUENTIAL):
             continue
         answered_first = step == Outcome.FAQ_ONLY and outcome in ("", Outcome.ABANDONED)
         if step in CONSEQUENTIAL or answered_first:
@@ -52,6 +54,19 @@ def fold(current: str, happened: Iterable[str]) -> str:
 def after_turn(current: str, observations: list[tuple[str, dict]]) -> str:
     """The outcome once a turn has ended: `observations` are its (tool name, result) pairs in order."""
     return fold(current, (of_call(name, result) for name, result in observations))
+
+
+def settle_turn(conversation_pk: int, observations: list[tuple[str, dict]]) -> str:
+    """Inside the transaction that stores a turn's reply: the conversation's outcome once the turn has ended.
+
+    Read from the stored conversation, not the turn's copy: staff may have taken it over while the turn ran,
+    and then it stays handed off whatever the turn did.
+    """
+    status, current = (Conversation.objects.select_for_update().filter(pk=conversation_pk)
+                       .values_list("status", "outcome").get())
+    if status == Conversation.Status.HANDED_OFF:
+        return current
+    return after_turn(current, observations)
 
 
 def at_end(current: str) -> str:

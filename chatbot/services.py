@@ -141,14 +141,14 @@ def _after_failure(conversation: Conversation, batch: list[Message], taken_at: d
 
     A message marked processed without an answer would be lost, so everything the
     turn took (its batch and any message it took in on the way) is given back for
-    the next turn, or the sweeper, to answer.
+    the next turn, or the sweeper, to answer; except those staff took over meanwhile.
     """
     reply = (Message.objects.filter(conversation=conversation, role=Message.Role.ASSISTANT,
                                     reply_to__in=[m.pk for m in batch], created_at__gte=taken_at)
              .exclude(text="").order_by("-created_at").first())
     if reply is None:
-        Message.objects.filter(conversation=conversation, role=Message.Role.USER,
-                               processed_at__gte=taken_at).update(processed_at=None)
+        Message.objects.filter(conversation=conversation, role=Message.Role.USER, processed_at__gte=taken_at,
+                               handled_by_staff=False).update(processed_at=None)
     return reply
 
 

@@ -64,7 +64,7 @@ async def run_turn(conversation: Conversation, turn_messages: list[Message],
     school, contact = conversation.school, conversation.contact
     active = await sync_to_async(memory.ActiveContext.load)(school.pk, contact.pk)
     prior = await database_sync_to_async(lambda: list(
-        conversation.messages.filter(role=Message.Role.USER, processed_at__isnull=False)
+        conversation.messages.filter(role=Message.Role.USER, processed_at__isnull=False, handled_by_staff=False)
         .exclude(pk__in=[m.pk for m in turn_messages]).order_by("-created_at").values_list("text", flat=True)[:6]
     ))()
     ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
@@ -160,7 +160,7 @@ def _finish(reply: Message, conversation: Conversation, observations: list, acti
         Conversation.objects.filter(pk=conversation.pk).update(
             total_tokens=F("total_tokens") + reply.prompt_tokens + reply.completion_tokens,
             total_cost=F("total_cost") + reply.cost,
-            outcome=outcomes.after_turn(conversation.outcome, observations),
+            outcome=outcomes.settle_turn(conversation.pk, observations),
             last_message_at=timezone.now(),
         )
     active.save()

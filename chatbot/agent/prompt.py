@@ -158,7 +158,9 @@ def history(conversation: Conversation, before_ids: set[int]) -> list[dict]:
     oldest turns are folded into the summary (the parent's lines only, the outcomes are in the facts; at most
     SUMMARY_SHARE of the budget) and the recent turns kept fill RECENT_SHARE of what the summary leaves."""
     budget = settings.LLM_PROMPT_TOKEN_BUDGET
-    answered = Q(role=Message.Role.ASSISTANT) | Q(role=Message.Role.USER, processed_at__isnull=False)
+    # A parent's message staff handled during a handoff is theirs: the model never sees it, or it would answer it.
+    answered = Q(role=Message.Role.ASSISTANT) | Q(role=Message.Role.USER, processed_at__isnull=False,
+                                                  handled_by_staff=False)
     queryset = conversation.messages.filter(answered).exclude(pk__in=before_ids).exclude(text="")
     if conversation.summary_until:
         queryset = queryset.filter(created_at__gt=conversation.summary_until)

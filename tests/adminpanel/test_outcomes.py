@@ -43,8 +43,9 @@ def test_the_outcome_is_the_final_state(turns, expected):
     assert outcome == expected
 
 
-def test_handed_off_is_final_and_an_empty_end_is_abandoned():
-    assert outcomes.after_turn("handed_off", [BOOKED]) == "handed_off"
+def test_handed_off_stays_unless_something_happens_after_the_handback_and_an_empty_end_is_abandoned():
+    assert outcomes.after_turn("handed_off", [ANSWERED, NO_MATCH, FULL]) == "handed_off"
+    assert outcomes.after_turn("handed_off", [BOOKED]) == "booked"  # the concierge, given it back, booked a tour
     assert outcomes.at_end("") == "abandoned"
     assert outcomes.at_end("cancelled") == "cancelled"
     assert outcomes.after_turn("abandoned", [ANSWERED]) == "faq_only"

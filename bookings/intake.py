@@ -99,6 +99,17 @@ class Intake:
         elif part == "any":
             self.part_of_day = None
 
+    def day_in_range(self, weekday: int) -> str | None:
+        """The day of the range asked for that falls on `weekday` ("next week" then "Thursday"), if any."""
+        if not self.date_from:
+            return None
+        day, last = dt.date.fromisoformat(self.date_from), dt.date.fromisoformat(self.date_to or self.date_from)
+        while day <= last:
+            if day.weekday() == weekday:
+                return day.isoformat()
+            day += dt.timedelta(days=1)
+        return None
+
     def forget_when(self) -> None:
         self.preferred_date = self.date_from = self.date_to = self.part_of_day = self.preferred_time = None
 
@@ -138,6 +149,10 @@ class Intake:
             return False
         if self.date_from and not (self.date_from <= date <= (self.date_to or self.date_from)):
             return False
+        return self.fits_time(time)
+
+    def fits_time(self, time: str) -> bool:
+        """Whether a start time ("14:00") is the time, or in the part of the day, the parent asked for."""
         if self.preferred_time and time != self.preferred_time:
             return False
         return not (self.part_of_day and part_of_day(time) != self.part_of_day)

@@ -73,10 +73,17 @@ def _error(message: str, **extra) -> dict:
     return {"status": "error", "message": message, **extra}
 
 
+def _alternatives(ctx: "ToolContext", slots: list[SlotView]) -> list[dict]:
+    """Other slots to offer, keeping to the part of the day or the time the parent asked for when any do."""
+    intake = _intake(ctx)
+    fitting = [s for s in slots if intake.fits_time(f"{s.local_time:%H:%M}")]
+    return _slot_dicts(fitting or slots)
+
+
 def _booking_error(exc: BookingError) -> dict:
     result = _error(exc.message, field=exc.field, code=exc.code)
     if exc.alternatives:
-        result["alternatives"] = _slot_dicts(exc.alternatives)
+        result["alternatives"] = _alternatives(_ctx(), exc.alternatives)
         _ctx().active.slots_shown = result["alternatives"]
     return result
 
@@ -148,7 +155,7 @@ def check_availability(
         if len(slots) > len(shown):
             result["more_available"] = len(slots) - len(shown)
         return result
-    alternatives = _slot_dicts(bookings.next_open_slots(ctx.school, after=start, now=ctx.now))
+    alternatives = _alternatives(ctx, bookings.next_open_slots(ctx.school, after=start, now=ctx.now))
     exact = [t for t in times if ":" in t]
     asked = f" at {', '.join(exact)}" if exact else f" in the {', '.join(times)}" if times else ""
     span = describe_date(start) if start == end else f"{describe_date(start)} to {describe_date(end)}"
@@ -158,7 +165,7 @@ def check_availability(
             bookings.check_day(ctx.school, start, now=ctx.now)
         except BookingError as exc:  # the day itself can't be booked: say why
             message = exc.message
-            alternatives = _slot_dicts(exc.alternatives) or alternatives
+            alternatives = _alternatives(ctx, exc.alternatives) or alternatives
     elif start > bookings.local_now(ctx.school, ctx.now).date() + dt.timedelta(days=ctx.school.max_advance_days):
         message = (f"Tours can be booked up to {ctx.school.max_advance_days} days ahead, "
                    f"so the dates you asked about are too far away.")

@@ -51,6 +51,9 @@ def _book(turn: "Turn") -> str:
         offered = replies.options(result["options"], turn.today)
     if turn.starting and not offered:
         pieces.append(replies.start_booking(turn.relation, str(facts.get("child_name") or ""), turn.another))
+    else:  # every detail given is acknowledged
+        known = turn.conv.collected
+        pieces.append(replies.noted_details({k: v for k, v in turn.reading.facts.items() if known.get(k) != v}))
     if result and result.get("status") == "missing_fields":
         missing = [str(m) for m in result.get("missing") or []]
     else:

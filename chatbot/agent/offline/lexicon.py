@@ -118,6 +118,14 @@ CORRECTION = _rx(
     r"|\btypo\b|\bwrong\b"
 )
 
+# "hes Ethan", "im Jon", "cant make it": apostrophes people leave out, put back before reading
+CONTRACTIONS = {
+    "hes": "he's", "shes": "she's", "im": "i'm", "ive": "i've", "theyre": "they're", "whats": "what's",
+    "thats": "that's", "dont": "don't", "cant": "can't", "wont": "won't", "didnt": "didn't", "isnt": "isn't",
+    "doesnt": "doesn't", "couldnt": "couldn't", "wouldnt": "wouldn't", "youre": "you're", "lets": "let's",
+}
+CONTRACTION = _rx(r"\b(" + "|".join(CONTRACTIONS) + r")\b")
+
 # --- details -------------------------------------------------------------------------------------------------------
 
 SENTENCE_BREAK = _rx(

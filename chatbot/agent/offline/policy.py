@@ -321,8 +321,10 @@ class Turn:
         """What the parent asked for so far (the intake in ACTIVE_TASK), refined by what this turn says."""
         intake = Intake.from_dict(self.collected)
         when = self.reading.when
-        intake.record_when(date=when.date, date_from=when.start, date_to=when.end, part=when.part_of_day,
-                           time=when.time)
+        date = when.date
+        if date and when.kind == "weekday":  # "next week" then "Thursday": the Thursday of that week
+            date = intake.day_in_range(date.weekday()) or date
+        intake.record_when(date=date, date_from=when.start, date_to=when.end, part=when.part_of_day, time=when.time)
         return intake
 
     @cached_property

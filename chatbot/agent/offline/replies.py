@@ -425,6 +425,23 @@ def unconfirmed(read_back_reply: str) -> str:
     return f"Before you go: I haven't done this yet. {read_back_reply[start:]}"
 
 
+def noted_details(new: dict) -> str:
+    """"Thanks, Priya: I've noted Ethan (5) and +65 9876 5432." for the details this message gave."""
+    noted = []
+    if new.get("child_name"):
+        age = f" ({new['child_age']})" if new.get("child_age") not in (None, "") else ""
+        noted.append(f"{new['child_name']}{age}")
+    elif new.get("child_age") not in (None, ""):
+        noted.append(f"the age ({new['child_age']})")
+    noted += [human_phone(str(new["parent_phone"]))] if new.get("parent_phone") else []
+    noted += [str(new["parent_email"])] if new.get("parent_email") else []
+    first = str(new.get("parent_name") or "").split(" ")[0]
+    if not noted:
+        return f"Thanks, {first}." if first else ""
+    listed = noted[0] if len(noted) == 1 else ", ".join(noted[:-1]) + f" and {noted[-1]}"
+    return f"Thanks{_name_part(first)}: I've noted {listed}."
+
+
 def nothing_booked() -> str:
     return "No problem: I hadn't booked it yet, so nothing is booked and there's nothing to cancel."
 

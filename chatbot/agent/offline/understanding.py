@@ -105,6 +105,10 @@ def asked_in(reply: str) -> frozenset[str]:
     return frozenset(key for key, pattern in lx.REPLY_ASKS.items() if pattern.search(reply))
 
 
+def _same_case(word: str, replacement: str) -> str:
+    return replacement[0].upper() + replacement[1:] if word[:1].isupper() else replacement
+
+
 def _mask(text: str, found: list[tuple[int, int]]) -> str:
     chars = list(text)
     for start, end in found:
@@ -306,6 +310,7 @@ def _reason(sentence: str) -> str:
 def read_message(text: str, hints: Hints) -> Reading:
     """Read one parent message."""
     text = re.sub(r"\b([ap])\.m\.?", r"\1m", text.replace("\u2019", "'"), flags=re.IGNORECASE)
+    text = lx.CONTRACTION.sub(lambda m: _same_case(m.group(0), lx.CONTRACTIONS[m.group(0).lower()]), text)
     reading = Reading()
     greeting = lx.GREETING.match(text)
     if greeting:

@@ -231,7 +231,13 @@ def _parse(phrase: str, base: dt.datetime):
         return None
 
 
+def _full_weekday(match: re.Match) -> str:
+    """"thurs", "weds", "tue" -> the weekday's whole name, which dateparser reads ("thurs" it does not)."""
+    return next(name for name in WEEKDAYS if name.startswith(match.group(0).lower()[:3]))
+
+
 def _date_words(phrase: str) -> str:
+    phrase = re.sub(rf"\b{_WEEKDAY}\b", _full_weekday, phrase, flags=re.IGNORECASE)
     phrase = re.sub(r"\btmrw?\b", "tomorrow", phrase, flags=re.IGNORECASE)
     phrase = re.sub(r"\btonight\b", "today", phrase, flags=re.IGNORECASE)
     phrase = re.sub(r"^(?:this\s+)?coming\s+", "", phrase, flags=re.IGNORECASE)

@@ -15,7 +15,10 @@ def _rx(pattern: str) -> re.Pattern:
 
 # --- intents -------------------------------------------------------------------------------------------------------
 
-GREETING = _rx(r"^\s*(?:hi+|hello+|hey+|hiya|heya|howdy|good (?:morning|afternoon|evening|day)|greetings)\b[\s,!.]*")
+GREETING = _rx(
+    r"^\s*(?:hi+|hello+|hey+|hiya|heya|howdy|(?:good )?(?:morning|afternoon|evening)(?=\s*[,!.])|good day|greetings)"
+    r"\b[\s,!.]*"
+)
 THANKS = _rx(r"\b(?:thanks|thank you|thank u|thx|ty|cheers|much appreciated|appreciate it)\b")
 BYE = _rx(
     r"\b(?:bye|goodbye|good bye|see you|see ya|ttyl|that'?s all|that is all|nothing else"
@@ -203,7 +206,8 @@ AGE = [
 ]
 AGE_TURNING = _rx(r"\bturn(?:s|ing)\s+(\d{1,2})\b(?!\s*(?:am|pm|:|/|\.\d|\d))")  # "turning 6 in March": 5 now
 BIRTH = _rx(  # "born 12 May 2021", "DOB is 03/02/2020": the phrase after the cue, up to the sentence's end
-    r"\b(?:born(?: on| in)?|d\.?o\.?b\.?|date of birth|birthday)(?:\s+is)?\s*[:\-]?\s*(.{3,40}?)(?:[,;!?]|\.\s|\.?$)"
+    r"\b(?:born(?: on| in)?|d\.?o\.?b\.?|date of birth|birthday is|birthday:)(?:\s+is)?\s*[:\-]?\s*"
+    r"((?=[^,;!?]*\d).{3,40}?)(?:[,;!?]|\.\s|\.?$)"
 )
 NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,

@@ -341,6 +341,10 @@ def read_message(text: str, hints: Hints) -> Reading:
             reading.reason = _reason(sentence)
         if lx.SPECIAL.search(sentence):
             reading.facts["special_requirements"] = sentence.strip()[:200]
+    vague = [q for q in reading.questions if not _names_a_slot(q, hints)]
+    if vague and reading.when.part_of_day:  # "do you have after school care?" says nothing about when to come
+        asked = [(m.start(), m.end()) for q in vague for m in re.finditer(re.escape(q), masked)]
+        reading.when = find_when(_mask(masked, asked), hints.today, hints.now, hints.tour_times)
     if "offtopic" in reading.intents and not reading.questions and reading.intents <= {"offtopic", "greet"}:
         return Reading(intents=reading.intents)  # "what's the weather tomorrow?" asks for no tour tomorrow
     _people(bare, text, reading, hints)
@@ -348,6 +352,11 @@ def read_message(text: str, hints: Hints) -> Reading:
     if reading.correcting:
         reading.corrections |= _corrected(reading)
     return reading
+
+
+def _names_a_slot(sentence: str, hints: Hints) -> bool:
+    when = find_when(sentence, hints.today, hints.now, hints.tour_times)
+    return when.has_date or when.time is not None
 
 
 def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:

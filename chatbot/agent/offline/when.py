@@ -24,6 +24,7 @@ import datetime as dt
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from difflib import get_close_matches
 from functools import lru_cache
 
 from dateparser.date import DateDataParser
@@ -82,7 +83,9 @@ PART_OF_DAY = re.compile(
 )
 OPEN_ENDED = re.compile(r"\b(?:after|before|from|anytime after)\s+(?:at\s+)?$", re.IGNORECASE)
 RANGE_JOIN = re.compile(r"\s*(?:and|to|till|until|through|-|–)\s*", re.IGNORECASE)
-OLD_VALUE = re.compile(r"\b(?:not|instead of|from|rather than)\s+$", re.IGNORECASE)
+REASON = re.compile(r"\b(?:as|because|since|cos|coz|cause)\s+(?:my|our|his|her|the|we|i|he|she|they)\b",
+                    re.IGNORECASE)
+OLD_VALUE = re.compile(r"\b(?:not|instead of|from|rather than|than)\s+(?:the\s+)?$", re.IGNORECASE)
 BARE_WEEKDAY = re.compile(rf"^(?:coming\s+|this\s+coming\s+)?{_WEEKDAY}$", re.IGNORECASE)
 BARE_DAY = re.compile(r"^(?:the\s+)?\d{1,2}(?:st|nd|rd|th)$", re.IGNORECASE)
 SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
@@ -148,7 +151,32 @@ def _to(match: re.Match) -> str:
     return f"{hour - 1 if hour > 1 else 12}:{60 - minutes:02d}" if 0 < minutes < 60 else match.group(0)
 
 
+# Date words people misspell ("tommorow", "wensday", "nxt"): put right when close enough, as data.
+DATE_WORDS = [*WEEKDAYS, "tomorrow", "today", "tonight", "next", "week", "morning", "afternoon", "evening"]
+SIMILAR_ENOUGH = 0.8  # "satuday" -> saturday (0.93), but not "satay" (0.77), "mandy" (0.73) or "marc"
+# Days of the year people name instead of a date: "christmas eve" -> "24 December".
+HOLIDAYS = {
+    r"christmas\s+eve|xmas\s+eve": "24 December", r"christmas(?:\s+day)?|xmas(?:\s+day)?": "25 December",
+    r"boxing\s+day": "26 December", r"new\s+year'?s?\s+eve|nye": "31 December",
+    r"new\s+year'?s?\s+day": "1 January",
+}
+
+
+def _spelling(match: re.Match) -> str:
+    word = match.group(0)
+    if word.lower() in DATE_WORDS or re.fullmatch(_WEEKDAY, word, re.IGNORECASE):
+        return word
+    close = get_close_matches(word.lower(), DATE_WORDS, n=1, cutoff=SIMILAR_ENOUGH)
+    return close[0] if close else word
+
+
 _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
+    (re.compile(r"\b[a-z]{3,10}\b", re.IGNORECASE), _spelling),
+    (re.compile(rf"\b(?:{'|'.join(HOLIDAYS)})\b", re.IGNORECASE),
+     lambda m: next(day for pattern, day in HOLIDAYS.items() if re.fullmatch(pattern, m.group(0), re.IGNORECASE))),
+    (re.compile(r"\bthis\s+(morning|afternoon|evening)\b", re.IGNORECASE), r"today \1"),
+    (re.compile(rf"\b({_WEEKDAY})\s+week\b", re.IGNORECASE), r"\1 next week"),  # British "Friday week"
+    (re.compile(r"\b([01]?\d|2[0-3])([0-5]\d)\s?(?:hrs|hours|h)\b", re.IGNORECASE), r"\1:\2"),  # "1430hrs"
     (re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE), r"\1m"),
     (re.compile(rf"\b(\d{{1,2}}|{'|'.join(HOUR_WORDS)})\s*o\s?['\"’`]?\s?clock\b", re.IGNORECASE), r"\1:00"),
     # "the second of March", "March the third", "the first of next month" -> "2nd", "3rd", "1st"
@@ -244,6 +272,21 @@ def _date_words(phrase: str) -> str:
     return re.sub(r"(?<=[a-z])s$", "", phrase) if BARE_WEEKDAY.match(phrase) else phrase
 
 
+def _on_weekday(day: dt.date, weekday: str, today: dt.date) -> dt.date:
+    """`day`, or the first later month's same day of the month that falls on `weekday` (within a year)."""
+    wanted = WEEKDAYS.index(weekday)
+    candidate = day
+    for _ in range(12):
+        if candidate >= today and candidate.weekday() == wanted:
+            return candidate
+        month = candidate.replace(day=1) + dt.timedelta(days=32)
+        try:
+            candidate = month.replace(day=day.day)
+        except ValueError:  # no 31st that month
+            candidate = (month + dt.timedelta(days=32)).replace(day=1) - dt.timedelta(days=1)
+    return day
+
+
 def _week(day: dt.date) -> tuple[dt.date, dt.date]:
     monday = day - dt.timedelta(days=day.weekday())
     return monday, monday + dt.timedelta(days=6)
@@ -283,6 +326,9 @@ def _date_of(phrase: str, today: dt.date, base: dt.datetime) -> When | None:
         return When(start=start, end=end, date_phrase=phrase)
     if day.year == today.year + 1 and not re.search(r"\d{4}", phrase) and _year_earlier(day) == today:
         day = today  # "1 March" said on 1 March: dateparser's "future" took it for next year's
+    named = re.match(_WEEKDAY, lowered)
+    if named and re.search(r"\d", phrase):  # "Monday 7th": the next 7th that is a Monday
+        day = _on_weekday(day, _full_weekday(named), today)
     kind = "exact"
     if BARE_WEEKDAY.match(phrase.strip()):
         kind = "weekday"
@@ -339,9 +385,17 @@ def _half_of_day(text: str, match: re.Match, parts: list[re.Match]) -> str | Non
 
 
 def _preferred(matches: list[re.Match], text: str) -> list[re.Match]:
-    """Drop the values a correction names as wrong ("Thursday, not Wednesday")."""
+    """Drop the values a correction names as wrong ("Thursday, not Wednesday") and the ones a reason gives
+    ("4.15 would be easier as my husband finishes at 3.30")."""
     kept = [m for m in matches if not OLD_VALUE.search(text[max(0, m.start() - 15) : m.start()])]
+    kept = [m for m in kept if not _in_reason(text, m.start())] or kept
     return kept or matches
+
+
+def _in_reason(text: str, position: int) -> bool:
+    """Whether `position` is inside a "because ..." clause of its sentence."""
+    start = max((m.end() for m in SENTENCE_END.finditer(text, 0, position)), default=0)
+    return bool(REASON.search(text, start, position))
 
 
 def _times(text: str, dates: list[re.Match]) -> list[re.Match]:

@@ -12,13 +12,10 @@ from django.urls import reverse
 ICS_SALT = "chatbot.booking-ics"
 
 
-def slot_value(slot: dict) -> str:
-    """What a slot button sends back as the parent's message: readable and unambiguous."""
-    return f"{slot['weekday']} {slot['date']} at {slot['time']}"
-
-
 def _slot_buttons(slots: list[dict]) -> dict:
-    return {"type": "buttons", "options": [{"label": s["label"], "value": slot_value(s)} for s in slots]}
+    """A button per slot; pressing one sends its label ("Thu 26 Nov, 11:00") as the parent's message, the words
+    a person would type, which every model and the transcript read naturally."""
+    return {"type": "buttons", "options": [{"label": s["label"], "value": s["label"]} for s in slots]}
 
 
 def _booking_card(result: dict, rescheduled: bool = False) -> dict:

@@ -176,8 +176,12 @@ def test_a_tapped_slot_books_it(client, school, whatsapp, turns, settings):
     post(client, p.wa_interactive("button_reply" if "buttons" in interactive["action"] else "list_reply",
                                   choice["id"], choice["title"]))
     turns.settle()
+    assert "Just to check" in whatsapp.sent[-1]["text"]["body"] and not TourBooking.objects.exists()
+    post(client, p.wa_text("yes please"))
+    turns.settle()
     booking = TourBooking.objects.get()
-    assert f"{booking.local_start:%Y-%m-%d at %H:%M}" in choice["id"]
+    local = booking.local_start
+    assert f"{local:%a} {local.day} {local:%b}, {local:%H:%M}" == choice["id"]  # the words a person would send
     assert booking.reference in whatsapp.sent[-1]["text"]["body"]
 
 

@@ -31,7 +31,7 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator, smart_split, unescape_string_literal
 
-from adminpanel import exports, schooltime, selectors, services
+from adminpanel import exports, scenarios, schooltime, selectors, services
 from bookings.models import TourBooking
 from chatbot.models import Conversation, Message
 from config.logging import mask_phone
@@ -323,6 +323,7 @@ class ConversationAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
             path("next-unrated/", wrap(self.next_unrated_view), name="{}_{}_next_unrated".format(*info)),
             path("<path:object_id>/take/", wrap(self.take_view), name="{}_{}_take".format(*info)),
             path("<path:object_id>/rate/", wrap(self.rate_view), name="{}_{}_rate".format(*info)),
+            path("<path:object_id>/scenario/", wrap(self.scenario_view), name="{}_{}_scenario".format(*info)),
             *super().get_urls(),
         ]
 
@@ -447,6 +448,9 @@ class ConversationAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
             "has_view_permission": True,
             "zone_name": schooltime.zone_name(conversation.school),
             "zone_label": schooltime.zone_label(conversation.school, conversation.started_at),
+            "scenario_url": self._url("scenario", conversation.pk)
+            if request.user.has_perm("chatbot.add_reviewscenario") else "",
+            "saved_scenarios": list(conversation.review_scenarios.order_by("pk")),
             "take_url": self._url("take", conversation.pk) + suffix
             if conversation.reviewer_id != request.user.pk and self.has_change_permission(request, conversation)
             else "",
@@ -455,6 +459,10 @@ class ConversationAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
         request.current_app = self.admin_site.name
         return schooltime.render_in(TemplateResponse(request, "adminpanel/conversation_review.html", context),
                                     conversation.school)
+
+    def scenario_view(self, request, object_id):
+        """Turn this conversation into a regression scenario (adminpanel/scenarios.py)."""
+        return scenarios.scenario_view(self, request, object_id)
 
     def take_view(self, request, object_id):
         """POST: put this conversation in my review queue, then back to it."""

@@ -166,3 +166,77 @@ class FaqEntry(models.Model):
 
     def __str__(self) -> str:
         return self.question
+
+
+class ReviewScenario(models.Model):
+    """A reviewed conversation kept as a regression scenario for `manage.py evaluate --saved`.
+
+    It holds what the replay needs, copied when it was saved, so it runs the same whatever happens to the
+    school later: the parent's messages with their timing, the school's rules and FAQ, the parent's tours and
+    the full slots and closures at the start, and the end state the reviewer expects
+    (chatbot/evaluation/reviewed.py turns it into a Scenario and reads its expectations).
+    """
+
+    conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="review_scenarios", help_text="The conversation it was saved from.")
+    school = models.ForeignKey("bookings.School", null=True, blank=True, on_delete=models.SET_NULL,
+                               related_name="review_scenarios")
+    title = models.CharField(max_length=200)
+    note = models.TextField(blank=True, help_text="Why it was saved: what went right, or what must not happen again.")
+    starts_at = models.DateTimeField(help_text="The conversation's first message: the replay runs at this moment.")
+    fixture = models.JSONField(default=dict, help_text="The school's rules and FAQ entries when it was saved.")
+    parent = models.JSONField(default=dict, blank=True, help_text="The parent's details and whether they were known.")
+    setup = models.JSONField(default=list, blank=True,
+                             help_text="The parent's tours, full slots and closures at the start.")
+    script = models.JSONField(default=list, help_text="The parent's messages: text, seconds from the start, burst.")
+    expect = models.JSONField(default=list, blank=True, help_text="The expected end state (see docs/evaluation.md).")
+    follow_up = models.BooleanField(
+        default=True, help_text="After the parent's own messages, a simulated parent answers further questions "
+                                "from the conversation's facts (for models that ask in another order).")
+    is_active = models.BooleanField(default=True, help_text="Run by `evaluate --saved`.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "regression scenario"
+        verbose_name_plural = "regression scenarios"
+
+    def __str__(self) -> str:
+        return f"{self.scenario_id}: {self.title}"
+
+    @property
+    def scenario_id(self) -> str:
+        return f"reviewed-{self.pk}"
+
+
+class ReviewScenarioResult(models.Model):
+    """One `evaluate` of a regression scenario: k runs with one model, graded on the final database state."""
+
+    scenario = models.ForeignKey(ReviewScenario, on_delete=models.CASCADE, related_name="results")
+    run_at = models.DateTimeField(db_index=True)
+    model = models.CharField(max_length=100)
+    k = models.PositiveSmallIntegerField()
+    runs = models.PositiveSmallIntegerField()
+    passed_runs = models.PositiveSmallIntegerField()
+    pass_k = models.FloatField(help_text="tau-bench pass^k: the chance that k runs all pass.")
+    failures = models.TextField(blank=True, help_text="What failed, per failed run.")
+    transcript = models.JSONField(default=list, blank=True, help_text="The first failed run (else the first run).")
+    seconds = models.FloatField(default=0)
+
+    class Meta:
+        ordering = ["-run_at", "-id"]
+        verbose_name = "result"
+        indexes = [models.Index(fields=["scenario", "-run_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.scenario_id_text}: {self.passed_runs}/{self.runs} with {self.model}"
+
+    @property
+    def scenario_id_text(self) -> str:
+        return f"reviewed-{self.scenario_id}"
+
+    @property
+    def passed(self) -> bool:
+        return self.runs > 0 and self.passed_runs == self.runs

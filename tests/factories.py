@@ -7,7 +7,15 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
-from chatbot.models import Channel, Conversation, FaqEntry, Message, ReasoningStep
+from chatbot.models import (
+    Channel,
+    Conversation,
+    FaqEntry,
+    Message,
+    ReasoningStep,
+    ReviewScenario,
+    ReviewScenarioResult,
+)
 from crm.models import Activity, Child, Contact, Deal, ExternalCall, FailedTask
 
 
@@ -184,3 +192,35 @@ class FailedTaskFactory(factory.django.DjangoModelFactory):
     args = factory.Sequence(lambda n: [n])
     reason = FailedTask.Reason.EXHAUSTED
     error = "HTTP 503 from Chatwoot"
+
+
+class ReviewScenarioFactory(factory.django.DjangoModelFactory):
+    """A regression scenario as the review page saves one: a parent's question, nothing expected to change."""
+
+    class Meta:
+        model = ReviewScenario
+
+    school = factory.SubFactory(SchoolFactory)
+    title = factory.Sequence(lambda n: f"Reviewed conversation {n}")
+    starts_at = factory.LazyFunction(timezone.now)
+    fixture = factory.LazyAttribute(lambda o: {"school": {
+        "name": o.school.name, "slug": o.school.slug, "time_zone": o.school.time_zone,
+        "tour_start_times": o.school.tour_start_times, "seats_per_tour": o.school.seats_per_tour,
+        "max_advance_days": o.school.max_advance_days, "min_notice_hours": o.school.min_notice_hours,
+        "closed_weekdays": o.school.closed_weekdays}, "faqs": []})
+    parent = factory.LazyFunction(lambda: {"name": "", "phone": "", "email": "", "known": False})
+    script = factory.LazyFunction(lambda: [{"text": "How long is a tour?", "at": 0.0, "burst": 0}])
+
+
+class ReviewScenarioResultFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ReviewScenarioResult
+
+    scenario = factory.SubFactory(ReviewScenarioFactory)
+    run_at = factory.LazyFunction(timezone.now)
+    model = "offline/policy"
+    k = 3
+    runs = 3
+    passed_runs = 2
+    pass_k = 0.0
+    failures = "run 3: expected a new scheduled booking on 2026-12-01 at 09:00; no such booking was made"

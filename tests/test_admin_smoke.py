@@ -28,6 +28,8 @@ from tests.factories import (
     FaqEntryFactory,
     MessageFactory,
     ReasoningStepFactory,
+    ReviewScenarioFactory,
+    ReviewScenarioResultFactory,
     SchoolClosureFactory,
     SchoolFactory,
     TourBookingFactory,
@@ -53,6 +55,8 @@ MAKERS = {
                                                           tool_arguments={"date": "2026-11-25"},
                                                           tool_result={"slots": []}),
     "chatbot.faqentry": FaqEntryFactory,
+    "chatbot.reviewscenario": ReviewScenarioFactory,
+    "chatbot.reviewscenarioresult": ReviewScenarioResultFactory,
 }
 # WhiteNoise warns when STATIC_ROOT has not been collected yet: irrelevant to these pages.
 pytestmark = pytest.mark.filterwarnings("ignore:No directory at:UserWarning")

@@ -9,6 +9,10 @@ Monday-Friday week that starts at least three days from today in the school's
 time zone, `mon2` ... `fri2` the week after, `sat`/`sun` the weekend between,
 `far` a Wednesday at least 40 days away (beyond the advance-booking window).
 So a scenario says "{tue} at 9am" and works whatever day it runs.
+
+Every day of the next DATED_DAYS_AHEAD is also named by its ISO date ("2026-11-24"): a scenario saved from a
+reviewed conversation (chatbot/evaluation/reviewed.py) runs with the clock at its conversation's own moment, so
+it names the conversation's days as they were.
 """
 
 import datetime as dt
@@ -17,6 +21,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 from django.db import transaction
+from django.utils import timezone
 
 from adminpanel import demo_content
 from bookings import services as booking_services
@@ -32,6 +37,7 @@ from crm.services import find_or_create_contact
 SLUG_PREFIX = "eval-"
 MIN_DAYS_AHEAD = 3
 FAR_DAYS_AHEAD = 40
+DATED_DAYS_AHEAD = 400  # days also named by ISO date, from today
 WEEKDAY_KEYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 
 
@@ -102,6 +108,9 @@ def scenario_days(today: dt.date) -> dict[str, Day]:
     while far.weekday() != 2:
         far += dt.timedelta(days=1)
     days["far"] = Day(far)  # a Wednesday beyond every fixture's advance-booking window
+    for offset in range(DATED_DAYS_AHEAD + 1):
+        date = today + dt.timedelta(days=offset)
+        days[date.isoformat()] = Day(date)
     return days
 
 
@@ -204,6 +213,7 @@ def _apply(world: World, item, parent_name: str, parent_phone: str) -> None:
             parent_phone=parent_phone if mine else OTHER_PARENT["phone"],
             child_name=item.child_name, child_age=item.child_age,
             local_date=world.day(item.day), local_time=dt.time.fromisoformat(item.time),
+            now=_booked_when(school, world.day(item.day), item.time),
         )
         world.refs[item.key] = booking.reference
     elif isinstance(item, FullSlot):
@@ -216,6 +226,14 @@ def _apply(world: World, item, parent_name: str, parent_phone: str) -> None:
             SchoolClosure.objects.create(school=school, date=world.day(key), reason=item.reason)
     else:
         raise TypeError(f"Unknown setup item {item!r}")
+
+
+def _booked_when(school: School, day: dt.date, time: str) -> dt.datetime:
+    """When a setup tour was booked: now, or earlier if the school's notice rule would refuse it now (a tour a
+    reviewed conversation found already booked for the next morning was booked in time, days before)."""
+    now = timezone.now()
+    starts_at = dt.datetime.combine(day, dt.time.fromisoformat(time), school.tz)
+    return min(now, starts_at - dt.timedelta(hours=school.min_notice_hours, minutes=1))
 
 
 def destroy_world(school_id: int) -> None:

@@ -137,3 +137,36 @@ def test_after_the_handback_a_booking_the_concierge_makes_is_the_outcome(school,
     assert outcomes.settle_turn(conversation.pk, [booked]) == "booked"
     Conversation.objects.filter(pk=conversation.pk).update(status="handed_off")
     assert outcomes.settle_turn(conversation.pk, [booked]) == "handed_off", "not while staff have it"
+
+
+def test_conversations_recorded_before_the_change_are_marked_from_their_handoff_notes(school, contact):
+    """The migration marks the messages of recorded handoffs: unanswered when staff took over, or sent while
+    they had it; not those the concierge answered, nor those after the handback."""
+    import importlib
+
+    from django.apps import apps
+
+    from tests.factories import ConversationFactory
+
+    migration = importlib.import_module("chatbot.migrations.0004_message_handled_by_staff")
+    conversation = ConversationFactory(school=school, contact=contact, channel="chatwoot")
+    texts = []
+
+    def add(role: str, text: str, **payload) -> None:
+        Message.objects.create(conversation=conversation, role=role, text=text, channel="chatwoot", payload=payload,
+                               processed_at=timezone.now() if role == "user" else None)
+        texts.append(text)
+
+    add("user", "hello")
+    add("assistant", "Hi! How can I help?")
+    add("user", "is anyone there?")
+    add("system", "Handed off to staff", handoff="opened in Chatwoot")
+    add("user", "do you have a pool?")
+    add("staff", "Yes, we do.")
+    add("system", "Handed back", resumed="set to pending")
+    add("user", "I'd like a tour")
+    Message.objects.update(handled_by_staff=False)
+    migration.mark_recorded(apps, None)
+    marked = list(Message.objects.filter(handled_by_staff=True).order_by("created_at", "id")
+                  .values_list("text", flat=True))
+    assert marked == ["is anyone there?", "do you have a pool?"]

@@ -42,13 +42,15 @@ ALL = ("add", "change", "delete", "view")
 GROUP_PERMISSIONS = {
     "Reviewer": {  # reads conversations and rates them; no bookings, no callbacks, FAQ read-only
         "chatbot": {"conversation": ("view", "change"), "message": ("view",), "reasoningstep": ("view",),
-                    "faqentry": ("view",)},
+                    "faqentry": ("view",), "reviewscenario": ("view", "add", "change"),
+                    "reviewscenarioresult": ("view",)},
         "bookings": {"school": ("view",)},
     },
     "Admissions": {  # the desk (tours, callbacks), the FAQ, contacts; reads conversations without rating them
         "bookings": {"tourbooking": ALL, "callbackrequest": ALL, "schoolclosure": ALL, "tourslot": ("view",),
                      "school": ("view",)},
-        "chatbot": {"faqentry": ALL, "conversation": ("view",), "message": ("view",), "reasoningstep": ("view",)},
+        "chatbot": {"faqentry": ALL, "conversation": ("view",), "message": ("view",), "reasoningstep": ("view",),
+                    "reviewscenario": ("view",), "reviewscenarioresult": ("view",)},
         "crm": {"contact": ALL, "child": ALL, "deal": ALL, "activity": ALL},
     },
 }

@@ -4,6 +4,8 @@
     python manage.py evaluate --flow booking --k 1
     python manage.py evaluate --model gpt-4o-mini --k 5 --json /tmp/eval.json --fail-under 0.9
     python manage.py evaluate --list
+    python manage.py evaluate --saved               # also the regression scenarios saved from reviewed conversations
+    python manage.py evaluate --saved-only --model gpt-4o-mini --k 3
     python manage.py evaluate --corpus PATH --show-failures 40   # date/time reading on a labelled corpus
 
 Each run gets a fresh evaluation school (deleted afterwards), so it is safe on
@@ -13,8 +15,10 @@ a database with real data; nothing is sent to any channel or CRM.
 import datetime as dt
 import json
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
+import time_machine
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -24,6 +28,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from chatbot.evaluation import reviewed
 from chatbot.evaluation import scenarios as suite
 from chatbot.evaluation.corpus import measure_turns
 from chatbot.evaluation.corpus_dialogues import measure_dialogues
@@ -40,7 +45,12 @@ class Command(BaseCommand):
         parser.add_argument("--k", type=int, default=3, help="Runs per scenario (default 3).")
         parser.add_argument("--model", default="", help="litellm model string; default settings.LLM_MODEL.")
         parser.add_argument("--flow", action="append", default=[], help="Only this flow (repeatable).")
-        parser.add_argument("--scenario", action="append", default=[], help="Only this scenario id (repeatable).")
+        parser.add_argument("--scenario", action="append", default=[],
+                            help="Only this scenario id (repeatable); reviewed-<n> is a saved regression scenario.")
+        parser.add_argument("--saved", action="store_true",
+                            help="Also run the regression scenarios saved from reviewed conversations (and store "
+                                 "their results for the console).")
+        parser.add_argument("--saved-only", action="store_true", help="Only the saved regression scenarios.")
         parser.add_argument("--json", dest="json_path", default="", help="Write the JSON report to this path.")
         parser.add_argument("--fail-under", type=float, default=None,
                             help="Exit non-zero if the overall pass^1 is below this (0-1).")
@@ -58,7 +68,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, k: int, model: str, flow: list[str], scenario: list[str], json_path: str,
                fail_under: float | None, concurrency: int, keep_failed: bool, list_only: bool, cleanup: bool,
-               **options):
+               saved: bool = False, saved_only: bool = False, **options):
         self.stdout.ending = ""  # rich writes whole lines itself
         console = Console(file=self.stdout, highlight=False, soft_wrap=True,
                           width=None if self.stdout.isatty() else 120)  # a log or a pipe: don't squeeze the table
@@ -72,23 +82,33 @@ class Command(BaseCommand):
             with override_settings(LLM_MODEL=model or settings.LLM_MODEL):
                 self._corpus(console, Path(options["corpus"]), options["show_failures"], json_path)
             return
-        unknown = sorted(set(flow) - set(suite.flow_names()))
+        flows = [*suite.flow_names(), reviewed.FLOW]
+        unknown = sorted(set(flow) - set(flows))
         if unknown:
-            raise CommandError(f"Unknown flow {', '.join(unknown)}. Flows: {', '.join(suite.flow_names())}.")
-        chosen = suite.select(flows=flow, ids=scenario)
-        if not chosen:
+            raise CommandError(f"Unknown flow {', '.join(unknown)}. Flows: {', '.join(flows)}.")
+        chosen, saved_rows = self._select(flow, scenario, saved=saved, saved_only=saved_only)
+        replays = self._replays(console, saved_rows)
+        everything = chosen + [s for s, _moment in replays]
+        if not everything:
             raise CommandError("No scenario matches. Use --list to see them.")
         if list_only:
-            self._list(console, chosen)
+            self._list(console, everything)
             return
         if k < 1:
             raise CommandError("--k must be at least 1.")
         model = model or settings.LLM_MODEL
         started_at, started = dt.datetime.now(dt.UTC), time.perf_counter()
+        batches = [(chosen, None)] if chosen else []
+        batches += [([scenario_], moment) for scenario_, moment in replays]
         with override_settings(LLM_MODEL=model, CHAT_BURST_WINDOW_SECONDS=0, PIPEDRIVE_API_TOKEN=""):
-            results = self._run(console, chosen, k, model, concurrency, keep_failed)
-        report = build_report(chosen, results, k=k, model=model, seconds=time.perf_counter() - started,
+            results = self._run(console, batches, k, model, concurrency, keep_failed)
+        report = build_report(everything, results, k=k, model=model, seconds=time.perf_counter() - started,
                               started_at=started_at)
+        if replays:
+            stored = reviewed.record_results([row for row in saved_rows if any(
+                s.id == row.scenario_id for s, _m in replays)], results, model=model, k=k, run_at=started_at)
+            console.print(f"Results of {len(stored)} saved scenario(s) stored: the console lists them under "
+                          "Regression scenarios.")
         if options["verbosity"] >= 2:
             for result in results:
                 self._print_run(console, result, results, keep_failed)
@@ -100,13 +120,43 @@ class Command(BaseCommand):
         if fail_under is not None and overall < fail_under:
             raise CommandError(f"pass^1 {overall:.3f} is below --fail-under {fail_under:.3f}.")
 
-    def _run(self, console: Console, chosen, k: int, model: str, concurrency: int,
-             keep_failed: bool) -> list[RunResult]:
+    @staticmethod
+    def _select(flow: list[str], ids: list[str], *, saved: bool, saved_only: bool):
+        """The built-in scenarios and the saved regression scenarios these options choose."""
+        saved_ids = [i for i in ids if i.startswith(reviewed.ID_PREFIX)]
+        builtin_ids = [i for i in ids if not i.startswith(reviewed.ID_PREFIX)]
+        builtin_flows = [f for f in flow if f != reviewed.FLOW]
+        only_saved = saved_only or bool(flow and not builtin_flows) or bool(ids and not builtin_ids)
+        chosen = [] if only_saved else suite.select(flows=builtin_flows, ids=builtin_ids)
+        wants_saved = saved or only_saved or bool(saved_ids) or reviewed.FLOW in flow
+        return chosen, reviewed.select(saved_ids) if wants_saved else []
+
+    @staticmethod
+    def _replays(console: Console, rows) -> list[tuple]:
+        """Each saved scenario as a Scenario with the moment its clock runs at; unreadable ones are skipped."""
+        replays = []
+        for row in rows:
+            try:
+                scenario = reviewed.to_scenario(row)
+            except reviewed.ExpectationError as exc:
+                console.print(f"[yellow]{row.scenario_id} skipped: {escape(str(exc))}[/yellow]")
+                continue
+            beyond = reviewed.days_beyond_reach(row)
+            if beyond:
+                console.print(f"[yellow]{row.scenario_id}: {', '.join(beyond)} are beyond the replay's days; "
+                              "those checks will fail.[/yellow]")
+            replays.append((scenario, reviewed.replay_moment(row)))
+        return replays
+
+    def _run(self, console: Console, batches: list[tuple[list, dt.datetime | None]], k: int, model: str,
+             concurrency: int, keep_failed: bool) -> list[RunResult]:
+        """Each batch in turn; a saved scenario's batch with the clock at its conversation's first message."""
         progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                             TextColumn("{task.fields[failed]} failed"), TimeElapsedColumn(), console=console,
                             transient=False)
+        results: list[RunResult] = []
         with progress:
-            task = progress.add_task(f"Evaluating {model}", total=len(chosen) * k, failed=0)
+            task = progress.add_task(f"Evaluating {model}", total=sum(len(b) for b, _m in batches) * k, failed=0)
             failed = 0
 
             def on_result(result: RunResult) -> None:
@@ -115,8 +165,11 @@ class Command(BaseCommand):
                 progress.update(task, advance=1, failed=failed,
                                 description=f"Evaluating {model}: {result.scenario} #{result.run}")
 
-            return async_to_sync(run_suite)(chosen, k, concurrency=concurrency, keep_failed=keep_failed,
-                                            on_result=on_result)
+            for batch, moment in batches:
+                with time_machine.travel(moment, tick=True) if moment else nullcontext():
+                    results += async_to_sync(run_suite)(batch, k, concurrency=concurrency, keep_failed=keep_failed,
+                                                        on_result=on_result)
+        return results
 
     def _list(self, console: Console, chosen) -> None:
         table = Table(title=f"{len(chosen)} scenarios")

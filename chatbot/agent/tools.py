@@ -308,6 +308,7 @@ def book_tour(
         _forget(intake, exc.field)
         ctx.active.collected = intake.as_dict()
         return _booking_error(exc)
+    _done(ctx, action)
     ctx.active.collected = {}
     ctx.active.slots_shown = []
     ctx.active.task_type = ""
@@ -352,12 +353,16 @@ def _awaiting_yes(ctx: ToolContext, action: str) -> bool:
     latest = max(ctx.turn_message_ids, default=0)
     pending = ctx.active.read_back
     if confirmation.confirmed(pending, action, ctx.contact.pk, latest):
-        left = [a for a in pending["actions"] if a != action]
-        ctx.active.read_back = {**pending, "actions": left} if left else {}
-        return False
+        return False  # the yes stands until the action is done (a failed commit may be tried again)
     earlier = pending.get("actions") or [] if pending.get("after") == latest else []
     ctx.active.read_back = {"actions": [*earlier, action], "after": latest}
     return True
+
+
+def _done(ctx: ToolContext, action: str) -> None:
+    """The confirmed action is committed: its yes is used up."""
+    left = [a for a in ctx.active.read_back.get("actions") or [] if a != action]
+    ctx.active.read_back = {**ctx.active.read_back, "actions": left} if left else {}
 
 
 def manage_tour_booking(
@@ -389,11 +394,13 @@ def manage_tour_booking(
         return _error(f"No booking {reference} found for you.", your_bookings=_your_bookings(ctx.contact))
     try:
         if verb == "cancel":
-            if _awaiting_yes(ctx, f"cancel {booking.reference}"):
+            action = f"cancel {booking.reference}"
+            if _awaiting_yes(ctx, action):
                 return {"status": "confirm", "action": "cancel", "booking_id": booking.reference,
                         "tour": _confirmation(booking), "cancellation_reason": cancellation_reason or "",
                         "message": confirmation.NOT_YET}
             cancelled = bookings.cancel_tour(booking=booking, reason=cancellation_reason or "", now=ctx.now)
+            _done(ctx, action)
             local = cancelled.local_start
             return {"status": "success", "action": "cancelled", "booking_id": cancelled.reference,
                     "message": f"The tour on {describe_date(local.date())} at {local:%H:%M} is cancelled."}
@@ -418,7 +425,8 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
                 "message": "Please choose an exact tour start time."}
     start_time = start_time.replace(second=0, microsecond=0)
     _check_open(ctx, day, start_time)
-    if _awaiting_yes(ctx, f"reschedule {booking.reference} to {day.isoformat()} {start_time:%H:%M}"):
+    action = f"reschedule {booking.reference} to {day.isoformat()} {start_time:%H:%M}"
+    if _awaiting_yes(ctx, action):
         intake = _intake(ctx)  # the new day and time, for the parent's "yes"
         intake.record_when(date=day, time=f"{start_time:%H:%M}")
         ctx.active.collected = intake.as_dict()
@@ -427,6 +435,7 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
                 "from": _confirmation(booking), "to": _tour_details(ctx.school, day, start_time),
                 "message": confirmation.NOT_YET}
     new = bookings.reschedule_tour(booking=booking, new_date=day, new_time=start_time, now=ctx.now)
+    _done(ctx, action)
     ctx.active.last_booking_id = new.reference
     ctx.active.slots_shown = []  # the offer is used, as after book_tour
     intake = _intake(ctx)

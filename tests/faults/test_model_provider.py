@@ -88,7 +88,8 @@ def _booking_arguments(day: dt.date) -> str:
 
 
 def _turn(contact) -> dict:
-    reply = Message.objects.filter(conversation__contact=contact, role="assistant").exclude(text="").get()
+    """The latest turn: its reply and steps, and the contact's unanswered messages and bookings."""
+    reply = Message.objects.filter(conversation__contact=contact, role="assistant").exclude(text="").latest("pk")
     steps = list(ReasoningStep.objects.filter(message=reply).order_by("position"))
     return {"reply": reply, "steps": steps,
             "unanswered": Message.objects.filter(conversation__contact=contact, role="user",
@@ -153,11 +154,18 @@ async def test_malformed_tool_calls_are_answered_as_errors_and_one_tour_is_booke
     await receive(school=school, contact=contact, channel="web", text="Book Tuesday 9am for Tom, I'm Mei Lin")
 
     turn = await database_sync_to_async(_turn)(contact)
-    assert turn["unanswered"] == 0 and turn["bookings"] == 1
+    assert turn["unanswered"] == 0 and turn["bookings"] == 0  # read back first: nothing booked without a yes
     observed = [(s.tool_name, s.tool_result.get("status")) for s in turn["steps"] if s.kind == "observe"]
     assert observed[:4] == [("book_tour", "error"), ("book_a_tour", "error"), ("book_tour", "error"),
-                            ("book_tour", "success")], "each malformed call got an error result, in the trace"
+                            ("book_tour", "confirm")], "each malformed call got an error result, in the trace"
     assert "not valid JSON" in turn["steps"][2].content or "not valid JSON" in str(turn["steps"][2].tool_result)
     assert any(s.kind == "think" and "failed twice" in s.content for s in turn["steps"]), "the fallback is traced"
-    assert ("book_tour", "success") not in observed[4:], "no second booking after the fallback"
+
+    provider.script = [completion(tool_calls=[("book_tour", _booking_arguments(day))]), *[500] * 6]
+    await receive(school=school, contact=contact, channel="web", text="yes please")
+    turn = await database_sync_to_async(_turn)(contact)
+    observed = [(s.tool_name, s.tool_result.get("status")) for s in turn["steps"] if s.kind == "observe"]
+    assert turn["unanswered"] == 0 and turn["bookings"] == 1
+    assert observed[0] == ("book_tour", "success")
+    assert ("book_tour", "success") not in observed[1:], "no second booking after the fallback"
 

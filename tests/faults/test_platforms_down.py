@@ -51,20 +51,28 @@ def _retry_dead_letters() -> None:
 def test_chatwoot_and_pipedrive_down_then_back(client, school, chatwoot, pipedrive, drill_model, turns, settings,
                                                next_weekday):
     day = next_weekday(school, 1)
+    # The booking is read back first (nothing is booked yet), while both platforms are still up.
+    drill_model.script = [{"tool_calls": [_booking_call(day)]}, {"content": "Shall I book Tuesday 09:00 for Tom?"}]
+    _post(client, "Book Tuesday 9am for Tom, I'm Mei Lin", 9300)
+    turns.settle()
+    assert not TourBooking.objects.exists()
+    chatwoot.posted.clear()
+    pipedrive_before = len(pipedrive.persons)
+
     chatwoot_url = settings.CHATWOOT_URL
     settings.CHATWOOT_URL = f"http://127.0.0.1:{free_port()}/chatwoot"  # nothing listens there: refused
     pipedrive.down = True
     drill_model.script = [{"tool_calls": [_booking_call(day)]}, {"content": "Booked: Tuesday 09:00."}]
 
-    _post(client, "Book Tuesday 9am for Tom, I'm Mei Lin", 9301)
+    _post(client, "yes please", 9301)
     turns.settle()
 
     # The parent's message is stored and answered; the booking is made once; nothing reached either platform.
-    [inbound] = Message.objects.filter(role="user")
-    [reply] = Message.objects.filter(role="assistant").exclude(text="")
+    inbound = Message.objects.filter(role="user").latest("pk")
+    reply = Message.objects.filter(role="assistant").exclude(text="").latest("pk")
     assert inbound.processed_at is not None and reply.text == "Booked: Tuesday 09:00." and reply.delivered_at is None
     assert TourBooking.objects.count() == 1
-    assert not chatwoot.requests and not pipedrive.persons
+    assert not chatwoot.posted and len(pipedrive.persons) == pipedrive_before
     letters = {f.task_name: (f.reason, f.retries) for f in FailedTask.objects.all()}
     assert letters == {"chatbot.tasks.deliver_chatwoot_message": ("exhausted", 8),
                        "crm.tasks.sync_contact_to_pipedrive": ("exhausted", 8)}, "each retried, then dead-lettered"

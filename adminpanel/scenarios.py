@@ -69,6 +69,8 @@ class FromConversationForm(forms.Form):
     def __init__(self, *args, setup: list[dict], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.setup = setup
+        lines = _pretty(self.initial.get("expect") or []).count("\n") + 2
+        self.fields["expect"].widget.attrs["rows"] = min(28, max(8, lines))
 
     def clean(self):
         cleaned = super().clean()
@@ -156,6 +158,12 @@ class ReviewScenarioForm(forms.ModelForm):
     class Meta:
         model = ReviewScenario
         fields = ("title", "note", "is_active", "follow_up", "expect")
+        widgets = {"note": forms.Textarea(attrs={"rows": 3, "cols": 90})}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        lines = _pretty(self.instance.expect or []).count("\n") + 2
+        self.fields["expect"].widget.attrs["rows"] = min(28, max(8, lines))
 
     def clean_expect(self):
         try:
@@ -201,17 +209,17 @@ class ResultInline(admin.TabularInline):
 
 class ReviewScenarioAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
     form = ReviewScenarioForm
-    list_display = ("scenario_id_column", "title", "school", "latest_column", "latest_model", "latest_run",
-                    "result_count", "source", "created_by", "is_active")
+    list_display = ("scenario_id_column", "title", "latest_column", "result_count", "school", "source", "created_by",
+                    "is_active")
     list_display_links = ("scenario_id_column", "title")
     list_filter = ("is_active", "school")
     search_fields = ("title", "note")
     list_select_related = ("school", "created_by", "conversation")
     inlines = (ResultInline,)
     readonly_fields = ("source", "replayed_at", "parent_column", "setup_column", "script_column", "latest_failures",
-                       "latest_transcript", "created_by", "created_at")
+                       "latest_transcript", "created_by", "created_local")
     fieldsets = (
-        (None, {"fields": ("title", "note", "is_active", "source", "created_by", "created_at")}),
+        (None, {"fields": ("title", "note", "is_active", "source", "created_by", "created_local")}),
         ("Latest result", {"fields": ("latest_failures", "latest_transcript")}),
         ("What the parent said, and the school at the start", {
             "fields": ("replayed_at", "parent_column", "script_column", "setup_column")}),
@@ -233,17 +241,13 @@ class ReviewScenarioAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
 
     @admin.display(description="Latest result", ordering="latest_pass_k")
     def latest_column(self, obj: ReviewScenario) -> str:
-        return result_badge(obj.latest_passed_runs, obj.latest_runs)
+        badge = result_badge(obj.latest_passed_runs, obj.latest_runs)
+        if not obj.latest_run_at:
+            return badge
+        return format_html("{} <span class='rs-model'>{}</span><br><span class='cr-muted'>{}</span>", badge,
+                           obj.latest_model, schooltime.show(obj.latest_run_at, obj.school, schooltime.SHORT))
 
-    @admin.display(description="Model")
-    def latest_model(self, obj: ReviewScenario) -> str:
-        return obj.latest_model or "-"
-
-    @admin.display(description="Last run", ordering="latest_run_at")
-    def latest_run(self, obj: ReviewScenario) -> str:
-        return schooltime.show(obj.latest_run_at, obj.school, schooltime.SHORT) if obj.latest_run_at else "-"
-
-    @admin.display(description="Runs", ordering="result_count")
+    @admin.display(description="Evaluations", ordering="result_count")
     def result_count(self, obj: ReviewScenario) -> int:
         return obj.result_count
 
@@ -253,6 +257,10 @@ class ReviewScenarioAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
             return "-"
         url = reverse("admin:chatbot_conversation_change", args=[obj.conversation_id])
         return format_html("<a href='{}'>conversation #{}</a>", url, obj.conversation_id)
+
+    @admin.display(description="Saved at")
+    def created_local(self, obj: ReviewScenario) -> str:
+        return schooltime.show(obj.created_at, obj.school or obj.fixture["school"]["time_zone"])
 
     @admin.display(description="Replayed at")
     def replayed_at(self, obj: ReviewScenario) -> str:
@@ -294,9 +302,10 @@ class ReviewScenarioAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
         latest = self._latest(obj)
         if latest is None:
             return "Not run yet: python manage.py evaluate --saved"
-        head = format_html("{} with {} (k={}, pass^k {:.2f}), {}", result_badge(latest.passed_runs, latest.runs),
-                           latest.model, latest.k, latest.pass_k,
-                           schooltime.show(latest.run_at, obj.school or obj.fixture["school"]["time_zone"]))
+        when = schooltime.show(latest.run_at, obj.school or obj.fixture["school"]["time_zone"])
+        badge = result_badge(latest.passed_runs, latest.runs)
+        head = format_html("{} with <code>{}</code>, k={}, pass^k {}, {}", badge, latest.model, latest.k,
+                           f"{latest.pass_k:.2f}", when)
         if not latest.failures:
             return head
         return format_html("{}<pre class='rs-failures'>{}</pre>", head, latest.failures)
@@ -310,7 +319,7 @@ class ReviewScenarioAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
             (entry.get("role"), "Parent" if entry.get("role") == "parent" else "Concierge", entry.get("text", ""))
             for entry in latest.transcript))
         return format_html("<details><summary>{} run</summary><ol class='rs-transcript'>{}</ol></details>",
-                           "The first failed" if latest.failures else "A", rows)
+                           "The first failed" if latest.failures else "The first", rows)
 
 
 class ReviewScenarioResultAdmin(admin.ModelAdmin):

@@ -60,6 +60,7 @@ STATE_TYPES = ("booked", "moved", "cancelled", "corrected", "callback")
 TOLD_TYPES = ("said", "not_said")
 BEST_TIMES = tuple(CallbackRequest.BestTime.values)
 CORRECTABLE = ("child_name", "child_age", "parent_name", "parent_phone")
+TEMPLATE_WORDS = {"{new_ref}": "the new tour's reference", "{callback_ref}": "the callback's reference"}
 FIELDS = {  # per type: (required, optional)
     "booked": (("date", "time"), ("child_name", "child_age", "parent_name", "parent_phone", "parent_email",
                                   "special_requirements", "status", "moved_from")),
@@ -407,7 +408,7 @@ def describe(entry: dict) -> str:
         when = entry.get("specific_time") or entry.get("best_time") or "any time"
         return f"callback requested ({when})"
     if kind == "said":
-        return "a reply says " + " and ".join(repr(p) for p in entry["phrases"])
+        return "a reply says " + " and ".join(TEMPLATE_WORDS.get(p, repr(p)) for p in entry["phrases"])
     if kind == "not_said":
         return f"no reply says {entry.get('text') or entry.get('pattern')!r}"
     return str(entry)

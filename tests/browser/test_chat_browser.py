@@ -172,7 +172,8 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
         assert all(not o.is_enabled() for o in options)
         self.wait(lambda d: len(self.replies()) > before, REPLY_WAIT, "no reply to the slot button")
         sent = self.find_all(".stc-msg-user .stc-bubble")[-1].get_attribute("textContent")
-        assert re.match(r"^\w+day \d{4}-\d{2}-\d{2} at \d{2}:\d{2}$", sent), sent
+        assert sent == chosen.get_attribute("textContent")  # the words a person would: "Thu 26 Nov, 11:00"
+        assert re.match(r"^[A-Z][a-z]{2} \d{1,2} [A-Z][a-z]{2}, \d{2}:\d{2}$", sent), sent
         self.shot("03-page-slot-chosen")
 
         self.send("I'm Sarah Tan, my number is 9123 4567. My daughter Mei is 5.")

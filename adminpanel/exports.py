@@ -25,7 +25,7 @@ from django.utils import timezone
 from adminpanel import schooltime
 from adminpanel.selectors import with_review_stats
 from chatbot.models import Conversation, Message, ReasoningStep
-from config.logging import mask_phone
+from config.logging import mask_contact_details, mask_phone
 
 CHUNK = 200
 CSV_COLUMNS = ("id", "started_at", "time_zone", "school", "channel", "contact_id", "contact", "phone", "status",
@@ -125,8 +125,9 @@ def conversation_record(conversation: Conversation) -> dict:
 def jsonl_chunks(ids: list[int]) -> Iterator[str]:
     """One JSON object per line and per conversation."""
     for conversations in _chunks(ids, with_messages=True):
-        yield "".join(json.dumps(conversation_record(c), ensure_ascii=False, default=str) + "\n"
-                      for c in conversations)
+        # Phones and e-mails masked wherever they appear, as in the CSV and the console (issue 12).
+        yield "".join(json.dumps(mask_contact_details(conversation_record(c), c.school.default_phone_region),
+                                 ensure_ascii=False, default=str) + "\n" for c in conversations)
 
 
 class _Line:
@@ -160,7 +161,8 @@ def csv_chunks(ids: list[int]) -> Iterator[str]:
     writer = csv.writer(_Line())
     yield writer.writerow(CSV_COLUMNS)
     for conversations in _chunks(ids, with_messages=False):
-        yield "".join(writer.writerow(csv_row(c)) for c in conversations)
+        yield "".join(writer.writerow(mask_contact_details(csv_row(c), c.school.default_phone_region))
+                      for c in conversations)
 
 
 async def _in_thread(chunks: Iterable[str]) -> AsyncIterator[str]:

@@ -1,5 +1,10 @@
 """Reading conversations for channels and the console."""
 
+import datetime as dt
+
+from django.conf import settings
+from django.utils import timezone
+
 from chatbot.models import Conversation, Message
 
 TRANSCRIPT_LIMIT = 50
@@ -13,3 +18,17 @@ def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LIMIT) -> lis
         .order_by("-created_at", "-id")[:limit]
     )
     return list(reversed(recent))
+
+
+def open_conversation(school, contact, channel: str) -> Conversation | None:
+    """The contact's conversation on this channel that a new message would continue, without creating or ending
+    anything (`chatbot.services.current_conversation` does both when a message arrives)."""
+    idle_since = timezone.now() - dt.timedelta(seconds=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+    conversation = (Conversation.objects.select_related("school", "contact")
+                    .filter(school=school, contact=contact, channel=channel,
+                            status__in=[Conversation.Status.ACTIVE, Conversation.Status.HANDED_OFF])
+                    .order_by("-started_at").first())
+    if conversation and (conversation.last_message_at is None or conversation.last_message_at >= idle_since
+                         or conversation.status == Conversation.Status.HANDED_OFF):
+        return conversation
+    return None

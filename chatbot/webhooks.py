@@ -13,22 +13,23 @@ which is safe: messages are de-duplicated on the platform's message id.
 """
 
 import hmac
-import json
 import logging
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from chatbot import safejson
 from chatbot.channels import chatwoot, whatsapp
 
 logger = logging.getLogger(__name__)
 
 
 def _json_body(request: HttpRequest) -> dict | None:
+    """The body as a JSON object; None (a 400) for anything else, over-deep nesting included."""
     try:
-        payload = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
+        payload = safejson.loads(request.body)
+    except safejson.MalformedJSON:
         return None
     return payload if isinstance(payload, dict) else None
 

@@ -271,6 +271,8 @@ if REDIS_URL:
 # False runs them in the web process itself (the embedded default).
 AGENT_WORKER = env.bool("AGENT_WORKER", default=bool(REDIS_URL))
 AGENT_WORKER_CONCURRENCY = env.int("AGENT_WORKER_CONCURRENCY", default=200)
+# How long an agent turn waits out a database outage (retrying with backoff) before leaving it to the sweeper.
+AGENT_DATABASE_WAIT_SECONDS = env.int("AGENT_DATABASE_WAIT_SECONDS", default=300)
 # Seconds before an inbound message nobody answered is dispatched again by the sweeper.
 INBOUND_REDISPATCH_AFTER_SECONDS = env.int("INBOUND_REDISPATCH_AFTER_SECONDS", default=120)
 EXTERNAL_HTTP_TIMEOUT_SECONDS = env.float("EXTERNAL_HTTP_TIMEOUT_SECONDS", default=10.0)

@@ -7,7 +7,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
-    path("", include("django_prometheus.urls")),
+    path("metrics", health.metrics, name="prometheus-django-metrics"),
     path("", include("bookings.urls")),
     path("", include("chatbot.urls")),
 ]

@@ -180,6 +180,11 @@ def server_env(**overrides: str) -> dict[str, str]:
         "LOG_LEVEL": os.environ.get("BENCH_SERVER_LOG_LEVEL", "WARNING"),
         "LOG_JSON": "False",
         "PYTHONUNBUFFERED": "1",
+        # Every bench client comes from 127.0.0.1 and writes to one school: lift the per-address and per-school
+        # abuse limits (chatbot/channels/limits.py), which would otherwise be what the bench measures.
+        "CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE": "1000000",
+        "CHAT_RATE_LIMIT_PER_SCHOOL_PER_MINUTE": "1000000",
+        "CHAT_HANDSHAKES_PER_ADDRESS_PER_MINUTE": "1000000",
     })
     env.update(overrides)
     return env
@@ -257,8 +262,7 @@ def delete_school(school_id: int) -> dict:
     if school is None or not school.slug.startswith(SLUG_PREFIX):
         return {}
     contact_ids = list(Contact.objects.filter(school_id=school_id).values_list("pk", flat=True))
-    conversation_ids = list(Conversation.objects.filter(school_id=school_id).values_list("pk", flat=True))
-    _forget_redis(school_id, contact_ids, conversation_ids)
+    _forget_redis(school_id, contact_ids)
     deleted = {}
     # Children before parents; the big tables with plain DELETEs (no per-row cascade collection).
     plan = [
@@ -298,11 +302,13 @@ def _only_known_relations(model) -> bool:
     return all(rel.related_model in known for rel in model._meta.related_objects)
 
 
-def _forget_redis(school_id: int, contact_ids: list[int], conversation_ids: list[int]) -> None:
-    """The contacts' session keys, their rate-limit counters, and channel-layer groups of their conversations."""
+def _forget_redis(school_id: int, contact_ids: list[int]) -> None:
+    """The contacts' session keys, their rate-limit windows, and the channel-layer groups of their web visitors."""
     from chatbot.agent import memory as agent_memory
-    from chatbot.channels.web import group_name
+    from chatbot.channels.limits import KEY_PREFIX
+    from chatbot.channels.web import visitor_group
     from config.redis import get_redis
+    from crm.models import Contact
 
     client = get_redis()
     keys = []
@@ -312,10 +318,12 @@ def _forget_redis(school_id: int, contact_ids: list[int], conversation_ids: list
     layer = settings.CHANNEL_LAYERS["default"]
     if layer["BACKEND"].startswith("channels_redis"):
         prefix = layer.get("CONFIG", {}).get("prefix", "asgi")
-        keys += [f"{prefix}:group:{group_name(pk)}" for pk in conversation_ids]
+        visitors = Contact.objects.filter(pk__in=contact_ids).exclude(web_visitor_id="").values_list(
+            "web_visitor_id", flat=True)
+        keys += [f"{prefix}:group:{visitor_group(school_id, visitor)}" for visitor in visitors]
     for start in range(0, len(keys), 500):
         client.delete(*keys[start:start + 500])
-    for key in client.scan_iter(match=f"ratelimit:web:{school_id}:*", count=1000):
+    for key in client.scan_iter(match=f"{KEY_PREFIX}:*/visitor/{school_id}/*", count=1000):
         client.delete(key)
 
 

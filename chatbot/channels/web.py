@@ -10,11 +10,9 @@ schools' own websites listed in CHAT_ALLOWED_ORIGINS (exact origins).
 """
 
 import asyncio
-import json
 import logging
 import re
 import secrets
-import time
 from urllib.parse import parse_qs, urlsplit
 
 from channels.db import database_sync_to_async
@@ -24,15 +22,16 @@ from channels.security.websocket import AllowedHostsOriginValidator
 from django.conf import settings
 from django.core import signing
 from django.core.exceptions import ImproperlyConfigured
-from redis.exceptions import RedisError
 
 from bookings.links import manage_path
 from bookings.models import School
-from chatbot import selectors
+from chatbot import safejson, selectors
+from chatbot.channels import limits
 from chatbot.channels.base import TurnObserver, register_observer
+from chatbot.channels.limits import client_address
 from chatbot.models import Channel, Conversation, Message
-from chatbot.services import answer_or_queue, current_conversation, receive
-from config.redis import get_async_redis
+from chatbot.services import answer_or_queue, receive
+from crm.models import Contact
 from crm.services import find_or_create_contact
 
 logger = logging.getLogger(__name__)
@@ -40,12 +39,15 @@ logger = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 VISITOR_SALT = "chatbot.web-visitor"
 CLOSE_UNKNOWN_SCHOOL = 4404
+CLOSE_RATE_LIMITED = 4429
 DEFAULT_PORTS = {"http": 80, "https": 443}
 HOSTNAME = re.compile(r"[a-z0-9.:-]+")  # what urlsplit leaves of a DNS name (punycode), an IPv4 or IPv6 address
 
 
-def group_name(conversation_id: int) -> str:
-    return f"chat_{conversation_id}"
+def visitor_group(school_id: int, visitor: str) -> str:
+    """Every socket of one visitor (tabs, reconnects) is in this group, from the handshake on: no database row
+    is needed to join it, and it reaches them whichever of the visitor's conversations a turn runs in."""
+    return f"chat_{school_id}_{visitor}"
 
 
 def _with_manage_link(block: dict) -> dict:
@@ -63,7 +65,9 @@ def message_event(message: Message) -> dict:
 
 class WebObserver(TurnObserver):
     async def _send(self, conversation: Conversation, payload: dict) -> None:
-        await get_channel_layer().group_send(group_name(conversation.pk), {"type": "chat.event", "payload": payload})
+        # Turns load the conversation with its contact (select_related): no query here.
+        group = visitor_group(conversation.school_id, conversation.contact.web_visitor_id)
+        await get_channel_layer().group_send(group, {"type": "chat.event", "payload": payload})
 
     async def typing(self, conversation, active):
         await self._send(conversation, {"type": "typing", "active": active})
@@ -151,13 +155,24 @@ def _visitor_identity(school: School, token: str | None) -> tuple[str, str, bool
 
 
 def _open_session(slug: str, token: str | None):
+    """Read-only: the school, the visitor, and (for a returning visitor) its current conversation and history.
+
+    Nothing is written: a contact and a conversation are created by the visitor's first message, so opening the
+    page (or a flood of handshakes) leaves no rows behind.
+    """
     school = School.objects.filter(slug=slug, is_active=True).first()
     if school is None:
         return None
     visitor, token, is_new = _visitor_identity(school, token)
-    contact = find_or_create_contact(school=school, web_visitor_id=visitor)
-    conversation = current_conversation(school, contact, Channel.WEB)
-    return school, contact, conversation, token, is_new
+    conversation = None
+    if not is_new:
+        contact = Contact.objects.filter(school=school, web_visitor_id=visitor).first()
+        conversation = selectors.open_conversation(school, contact, Channel.WEB) if contact else None
+    return school, visitor, token, is_new, conversation
+
+
+def _contact_for(school: School, visitor: str) -> Contact:
+    return find_or_create_contact(school=school, web_visitor_id=visitor)
 
 
 def _history(conversation: Conversation) -> list[dict]:
@@ -169,6 +184,16 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.tasks: set[asyncio.Task] = set()
+        self.contact: Contact | None = None
+        self.address = client_address(self.scope)
+        if not await limits.allow_handshake(self.address):
+            # Refused before any database work: a flood of handshakes costs the server one Redis call each.
+            logger.warning("web chat handshake refused: too many from %s", self.address)
+            await self.accept()
+            await self._error("rate_limited", "Too many connections from your network. Please try again in a "
+                                              "minute.")
+            await self.close(code=CLOSE_RATE_LIMITED)
+            return
         slug = self.scope["url_route"]["kwargs"]["school_slug"]
         token = _query_param(self.scope, "visitor")
         session = await database_sync_to_async(_open_session)(slug, token)
@@ -177,15 +202,15 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             await self.accept()
             await self.close(code=CLOSE_UNKNOWN_SCHOOL)
             return
-        self.school, self.contact, self.conversation, token, is_new = session
-        self.group = group_name(self.conversation.pk)
+        self.school, self.visitor, token, is_new, conversation = session
+        self.group = visitor_group(self.school.pk, self.visitor)
         await self.channel_layer.group_add(self.group, self.channel_name)
-        # Read the history only once in the group: a reply stored in between is then in the history or
-        # sent live (the widget de-duplicates by id), never in neither.
-        history = await database_sync_to_async(_history)(self.conversation)
+        # Read the history only once in the group: a reply stored in between is then in the history or sent
+        # live (the widget de-duplicates by id), never in neither.
+        history = await database_sync_to_async(_history)(conversation) if conversation else []
         await self.accept()
         await self.send_json({"type": "session", "protocol": PROTOCOL_VERSION, "visitor_token": token,
-                              "new_visitor": is_new, "conversation_id": self.conversation.pk,
+                              "new_visitor": is_new, "conversation_id": conversation.pk if conversation else None,
                               "school": {"slug": self.school.slug, "name": self.school.name},
                               "max_message_chars": settings.CHAT_MAX_MESSAGE_CHARS, "history": history})
 
@@ -199,8 +224,8 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             await self._error("bad_frame", "Send JSON text frames, not binary.")
             return
         try:
-            content = json.loads(text_data)
-        except json.JSONDecodeError:
+            content = safejson.loads(text_data)
+        except safejson.MalformedJSON:  # over-deep nesting too: an error frame, and the socket stays open
             await self._error("bad_json", "That wasn't valid JSON.")
             return
         if not isinstance(content, dict):
@@ -226,16 +251,20 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             await self._error("too_long", f"That message is too long: please keep it under "
                                           f"{settings.CHAT_MAX_MESSAGE_CHARS} characters.", client_id)
             return
-        if not await self._within_rate_limit():
+        refused = await limits.allow_message(school_id=self.school.pk, visitor=self.visitor, address=self.address)
+        if refused:
+            logger.info("web chat message refused by the %s limit", refused)
             await self._error("rate_limited", "You're sending messages very quickly. Please wait a minute and "
                                               "I'll be right with you.", client_id)
             return
-        channel_message_id = f"{self.contact.pk}:{client_id}" if client_id else ""
-        task = asyncio.create_task(self._deliver(text.strip(), client_id, channel_message_id))
+        task = asyncio.create_task(self._deliver(text.strip(), client_id))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _deliver(self, text: str, client_id: str, channel_message_id: str) -> None:
+    async def _deliver(self, text: str, client_id: str) -> None:
+        if self.contact is None:  # the visitor's first message: now the contact exists
+            self.contact = await database_sync_to_async(_contact_for)(self.school, self.visitor)
+        channel_message_id = f"{self.contact.pk}:{client_id}" if client_id else ""
         received = await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
                                  channel_message_id=channel_message_id, run=False)
         if received.message is not None:
@@ -243,20 +272,6 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
                                   "duplicate": received.duplicate})
         if not received.duplicate:
             await answer_or_queue(received)
-
-    async def _within_rate_limit(self) -> bool:
-        """Per-contact messages per minute; with Redis unreachable the message goes through (never lost)."""
-        window = int(time.time() // 60)
-        key = f"ratelimit:web:{self.school.pk}:{self.contact.pk}:{window}"
-        client = get_async_redis()
-        try:
-            count = await client.incr(key)
-            if count == 1:
-                await client.expire(key, 120)
-        except RedisError as exc:
-            logger.warning("rate limit not checked, Redis unreachable: %s", exc)
-            return True
-        return count <= settings.CHAT_RATE_LIMIT_PER_MINUTE
 
     async def _error(self, code: str, text: str, client_id: str = "") -> None:
         await self.send_json({"type": "error", "code": code, "text": text, "client_id": client_id})

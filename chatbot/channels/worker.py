@@ -22,7 +22,9 @@ import atexit
 import contextlib
 import contextvars
 import datetime as dt
+import itertools
 import logging
+import random
 import threading
 import time
 from concurrent.futures import Future
@@ -32,7 +34,9 @@ from channels.consumer import AsyncConsumer
 from channels.db import database_sync_to_async
 from channels.exceptions import ChannelFull
 from channels.layers import DEFAULT_CHANNEL_LAYER, channel_layers, get_channel_layer
+from channels.worker import Worker
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from redis.exceptions import RedisError
@@ -63,16 +67,48 @@ def in_flight() -> int:
     return _in_flight
 
 
+def backoff(attempt: int, base: float = 0.5, cap: float = 30.0) -> float:
+    """Seconds to wait before reconnection attempt `attempt` (0, 1, ...): exponential, capped, with jitter."""
+    return random.uniform(0.5, 1.0) * min(cap, base * 2 ** attempt)
+
+
+# A database that cannot be reached (down, restarting, the pool timing out) is not the turn's fault.
+DATABASE_DOWN = (OperationalError, InterfaceError)
+
+
+async def _answer_when_the_database_answers(event: dict, message_id: int) -> bool:
+    """Run the turn, waiting out a database outage with backoff; False if the database stayed away too long."""
+    started = time.monotonic()
+    for attempt in itertools.count():
+        try:
+            if event.get("session_start"):
+                await database_sync_to_async(_session_start)(message_id, event["session_start"])
+            await answer_message(message_id)
+            return True
+        except DATABASE_DOWN as exc:
+            if time.monotonic() - started > settings.AGENT_DATABASE_WAIT_SECONDS:
+                logger.error("database unreachable for %ss; message %s is left for the sweeper: %s",
+                             settings.AGENT_DATABASE_WAIT_SECONDS, message_id, exc)
+                return False
+            delay = backoff(attempt)
+            logger.warning("database unreachable, message %s tried again in %.1fs: %s", message_id, delay, exc)
+            await asyncio.sleep(delay)
+    return False  # pragma: no cover (the loop only ends by returning)
+
+
 async def run_turn_event(event: dict) -> None:
-    """Run the turn for one dispatched message; a failing turn is recorded, never raised."""
+    """Run the turn for one dispatched message; a failing turn is recorded, never raised.
+
+    A database outage is waited out (with backoff, up to AGENT_DATABASE_WAIT_SECONDS) and the turn run when it
+    is back; it is not counted as a failure of the turn (which would hand the parent to staff).
+    """
     global _in_flight
     message_id = int(event["message_id"])
     _in_flight += 1
     try:
         try:
-            if event.get("session_start"):
-                await database_sync_to_async(_session_start)(message_id, event["session_start"])
-            await answer_message(message_id)
+            if not await _answer_when_the_database_answers(event, message_id):
+                return
         except Exception:
             logger.exception("agent turn for message %s failed", message_id)
             await database_sync_to_async(handoff.record_turn_failure)(message_id)
@@ -87,6 +123,41 @@ def _session_start(message_id: int, data: dict) -> None:
     from chatbot.channels import chatwoot
 
     chatwoot.load_contact_context(message_id, data)
+
+
+class ResilientWorker(Worker):
+    """`runworker`'s server, reconnecting to the channel layer with backoff instead of exiting.
+
+    channels' Worker lets a channel-layer error end its listener, and with it the
+    process: a Redis restart stopped `runworker agent` and webhook messages waited
+    until someone restarted it. Here the listener logs the error, waits (exponential
+    backoff with jitter, capped at 30 s) and listens again; the turns already running
+    go on. Messages dispatched while Redis was away are stored in the database and
+    dispatched again by the sweeper, so each is answered once.
+    """
+
+    async def listener(self, channel: str) -> None:
+        failures = 0
+        while True:
+            try:
+                message = await self.channel_layer.receive(channel)
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError, TimeoutError) as exc:
+                delay = backoff(failures)
+                failures += 1
+                logger.warning("channel layer unreachable (%s: %s); listening again on %r in %.1fs",
+                               type(exc).__name__, exc, channel, delay)
+                await asyncio.sleep(delay)
+                continue
+            if failures:
+                logger.warning("channel layer back after %d failed attempt(s); listening on %r", failures, channel)
+                failures = 0
+            if not message.get("type", None):
+                logger.error("a message with no type on channel %r was dropped", channel)
+                continue
+            instance_queue = self.get_or_create_application_instance(channel, {"type": "channel", "channel": channel})
+            await instance_queue.put(message)
 
 
 class AgentWorker(AsyncConsumer):

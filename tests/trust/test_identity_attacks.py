@@ -39,10 +39,6 @@ def school():
     return SchoolFactory(whatsapp_phone_number_id=p.PHONE_NUMBER_ID, chatwoot_inbox_ids=[3])
 
 
-def spoken(day: dt.date) -> str:
-    return f"{day:%A} {day.day} {day:%B}"
-
-
 def web_say(school, contact, text: str) -> str:
     async_to_sync(receive)(school=school, contact=contact, channel="web", text=text)
     return Message.objects.filter(conversation__contact=contact, role="assistant").latest("id").text
@@ -56,11 +52,12 @@ def whatsapp_post(client, text: str, name: str = "Vera's mum"):
 
 def test_a_typed_phone_does_not_take_over_the_parents_whatsapp_identity(client, school, whatsapp, turns,
                                                                         next_weekday):
-    # The attacker opens the web chat and books a tour giving the victim's number.
+    # The attacker opens the web chat and books a tour giving the victim's number (what the book_tour tool calls).
     mallory = find_or_create_contact(school=school, web_visitor_id="mallory-visitor")
-    web_say(school, mallory, f"Hi, I'm Mallory Lee (+65 9123 4567), I'd like a tour for my son Max, 5, "
-                             f"on {spoken(next_weekday(school, 1))} at 9am")
-    assert TourBooking.objects.filter(contact=mallory, parent_phone=VICTIM_PHONE).exists(), "the attacker booked"
+    web_say(school, mallory, "Hi, I'm Mallory Lee")
+    booking_services.book_tour(school=school, contact=mallory, parent_name="Mallory Lee", parent_phone="+65 9123 4567",
+                               child_name="Max", child_age=5, local_date=next_weekday(school, 1),
+                               local_time=dt.time(9))
 
     # The real parent writes on WhatsApp from that number.
     assert whatsapp_post(client, "Hello, I'd like to visit the school").status_code == 200

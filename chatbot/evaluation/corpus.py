@@ -83,24 +83,17 @@ def _measure_file(path: Path, failures: list[dict]) -> dict:
         date, time = _date_read(when), _time_read(when)
         counts["items"] += 1
         missed = []
-        if _is_iso_date(gold.get("date")):  # "dontcare" and the like: nothing to read
-            counts["date_gold"] += 1
-            counts["date_hits"] += date == gold["date"]
-            if date != gold["date"]:
-                missed.append("date")
-        else:
-            counts["no_date"] += 1
-            counts["spurious_dates"] += date is not None
-            missed += ["spurious date"] if date is not None else []
-        if _is_time(gold.get("time")):
-            counts["time_gold"] += 1
-            counts["time_hits"] += time == gold["time"]
-            if time != gold["time"]:
-                missed.append("time")
-        else:
-            counts["no_time"] += 1
-            counts["spurious_times"] += when.time is not None
-            missed += ["spurious time"] if when.time is not None else []
+        # (what we read, whether it is a value at all when the gold has none, the gold's own check)
+        for kind, ours, said, valid in (("date", date, date is not None, _is_iso_date),
+                                        ("time", time, when.time is not None, _is_time)):
+            if valid(gold.get(kind)):  # "dontcare" and the like: nothing to read
+                counts[f"{kind}_gold"] += 1
+                counts[f"{kind}_hits"] += ours == gold[kind]
+                missed += [kind] if ours != gold[kind] else []
+            else:
+                counts[f"no_{kind}"] += 1
+                counts[f"spurious_{kind}s"] += said
+                missed += [f"spurious {kind}"] if said else []
         if missed:
             failures.append({"file": path.name, "missed": missed, "utterance": item["utterance"],
                              "gold": {"date": gold.get("date"), "time": gold.get("time")},

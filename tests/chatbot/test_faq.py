@@ -1,16 +1,14 @@
 """FAQ retrieval: accuracy on the labelled question set, no_match, follow-ups, caching, isolation."""
 
-import io
 import time
 
 import pytest
 
 from adminpanel import demo_content
-from adminpanel.management.commands.seed_demo import Command
-from bookings.models import School
 from chatbot.faq import MIN_CONFIDENCE, answer_question, rewrite_follow_up
 from chatbot.faq_eval import faq_accuracy, load_questions
 from chatbot.models import FaqEntry
+from tests.chatbot.conftest import faq_question
 from tests.factories import FaqEntryFactory, SchoolFactory
 
 SUCCESS_KEYS = {"status", "answer", "question_matched", "sources", "related_topics", "confidence",
@@ -19,18 +17,6 @@ NO_MATCH_KEYS = {"status", "message", "suggest", "standalone_question"}
 OFF_TOPIC = ["what's the weather on Mars", "write me a poem", "tell me a joke", "who won the world cup in 2022?"]
 
 
-@pytest.fixture
-def demo_schools(db) -> dict[str, School]:
-    """The two demo schools with their FAQ (and the shared entries), as seed_demo writes them."""
-    command = Command(stdout=io.StringIO())
-    schools = {spec["fields"]["slug"]: command.seed_school(spec) for spec in demo_content.SCHOOLS}
-    command.seed_global_faqs()
-    return schools
-
-
-def faq_question(slug: str, key: str) -> str:
-    spec = next(s for s in demo_content.SCHOOLS if s["fields"]["slug"] == slug)
-    return next(entry["question"] for entry in spec["faqs"] if entry["key"] == key)
 
 
 @pytest.mark.django_db

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from adminpanel import demo_content, selectors
 from adminpanel.management.commands.seed_demo import Command
-from bookings.models import School
 from chatbot.agent.offline import lexicon, replies
 from chatbot.faq import LEAD_IN_PHRASES, answer_question, split_question, strip_lead_ins
 from chatbot.faq_eval import load_questions
 from chatbot.models import Message
 from chatbot.services import receive
+from tests.chatbot.conftest import faq_question
 from tests.factories import ContactFactory, ConversationFactory, MessageFactory, ReasoningStepFactory
 
 # School-sounding questions on topics neither demo FAQ covers (questions.json has more of them).
@@ -64,17 +64,6 @@ QUESTIONS = [
 ]
 
 
-@pytest.fixture
-def demo_schools(db) -> dict[str, School]:
-    command = Command(stdout=io.StringIO())
-    schools = {spec["fields"]["slug"]: command.seed_school(spec) for spec in demo_content.SCHOOLS}
-    command.seed_global_faqs()
-    return schools
-
-
-def faq_question(slug: str, key: str) -> str:
-    spec = next(s for s in demo_content.SCHOOLS if s["fields"]["slug"] == slug)
-    return next(entry["question"] for entry in spec["faqs"] if entry["key"] == key)
 
 
 def matched(result: dict) -> list[str]:

@@ -279,7 +279,8 @@ class Command(BaseCommand):
                 lines.append(f"  {role:<11} username: {username:<11} password: {shown}")
             else:
                 lines.append(f"  {role:<11} username: {username:<11} password: unchanged "
-                             "(existing user; --reset-password sets the demo password)")
+                             "(existing user: the DEMO_ADMIN_PASSWORD it was created with, `make run` keeps it "
+                             "in .env.local; --reset-password sets it again)")
         for school in schools:
             lines.append(f"  Chat, {school.name}: {base}{reverse('chatbot:chat', args=[school.slug])}")
         self.stdout.write(self.style.SUCCESS("\n".join(lines)))

@@ -16,6 +16,7 @@ same dict. Booking rules (open days, tour times, seats) stay in services.py.
 """
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -47,7 +48,8 @@ class Intake:
     def from_dict(cls, data: dict | None) -> "Intake":
         """The intake of a stored dict (the details and the when-fields side by side, as `as_dict` writes)."""
         data = data or {}
-        when = {f.name: data.get(f.name) or None for f in fields(cls) if f.name != "details"}
+        when = {f.name: data.get(f.name) if _valid(f.name, data.get(f.name)) else None
+                for f in fields(cls) if f.name != "details"}
         details = {k: v for k, v in data.items() if k in DETAILS and v not in (None, "")}
         return cls(details=details, **when)
 
@@ -156,6 +158,21 @@ class Intake:
         if self.preferred_time and time != self.preferred_time:
             return False
         return not (self.part_of_day and part_of_day(time) != self.part_of_day)
+
+
+def _valid(name: str, value: Any) -> bool:
+    """Whether a stored when-field holds what it should (anything else, e.g. a model's "Jon", is dropped)."""
+    if not isinstance(value, str) or not value:
+        return False
+    if name == "part_of_day":
+        return value in PARTS_OF_DAY
+    if name == "preferred_time":
+        return bool(re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value))
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _iso(day: dt.date | str) -> str:

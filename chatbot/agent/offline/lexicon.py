@@ -111,7 +111,8 @@ ASKS_WHAT_IS_OPEN = _rx(  # "do you have anything on Friday?" asks; "can we come
     r"|which (?:times?|days?|dates?)|when (?:can|could|are|is)|available|availability|free|open)\b"
 )
 AVAILABILITY = _rx(
-    r"\b(?:slots?|availab\w*|free (?:on|at|slots?|times?|spots?)|openings?|open on|any (?:space|room)"
+    r"\b(?:slots?|availab\w*|free (?:on|at|slots?|times?|spots?)|openings?|open on|any (?:space|room)|any chance"
+    r"|(?:is|would|will) (?:it|that|a \S+(?: \S+)? tour) (?:be )?possible|room for"
     r"|other (?:days?|times?|dates?))\b"
 )
 CORRECTION = _rx(
@@ -178,7 +179,7 @@ PARENT_NAME = [
 ]
 CHILD_NAME = [
     _rx(rf"\b{_CHILD}(?:'s name is|\s+is called|\s+called|\s+named|\s+is|,|:)?\s+({_NAME})"),
-    _rx(rf"\b(?:his|her|their|child's|kid's) name is\s+({_NAME})"),
+    _rx(rf"\b(?:his|her|their|child's|kid's) name(?: is|'s|:)?\s+({_NAME})"),
     _rx(rf"\b(?:he|she)(?:'s| is) called\s+({_NAME})"),
     re.compile(r"\b(?i:he|she)(?:'s| is)\s+([A-Z][a-z'-]+)\b"),  # "he's Ethan" (a capitalised name, not "he's 5")
     _rx(rf"\bfor\s+({_NAME})\s*(?:,|\()?\s*(?:aged?\s*|(?:he|she)(?:'s| is)\s+)?\d{{1,2}}\b"),

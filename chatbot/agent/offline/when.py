@@ -61,7 +61,7 @@ DATE_PHRASE = re.compile(
     | \b\d{{4}}-\d{{2}}-\d{{2}}\b
     | \b\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?\b
     | \b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\b(?:\s+of\s+(?:this|next|the\s+following)\s+month\b
-      | (?!\s+(?:one|option|slot)))
+      | (?!\s+(?:one|option|slot|grade|year|floor|birthday|time|place|child|kid)))
     | \b(?:this|next)\s+(?:week(?:end)?)\b | \b(?:the\s+)?weekend\b | \bin\s+(?:a|one|two|three|\d)\s+weeks?\b
     """,
     re.IGNORECASE | re.VERBOSE,
@@ -83,8 +83,11 @@ PART_OF_DAY = re.compile(
 )
 OPEN_ENDED = re.compile(r"\b(?:after|before|from|anytime after)\s+(?:at\s+)?$", re.IGNORECASE)
 RANGE_JOIN = re.compile(r"\s*(?:and|to|till|until|through|-|–)\s*", re.IGNORECASE)
-REASON = re.compile(r"\b(?:as|because|since|cos|coz|cause)\s+(?:my|our|his|her|the|we|i|he|she|they)\b",
-                    re.IGNORECASE)
+REASON = re.compile(  # "as my husband finishes at 3.30", "I get off at 4:30": background, not the time asked for
+    r"\b(?:as|because|since|cos|coz|cause)\s+(?:my|our|his|her|the|we|i|he|she|they)\b"
+    r"|\b(?:finish(?:es|ed)?|gets?\s+off|ends?|(?:work|works|working)\s+(?:until|till))\b",
+    re.IGNORECASE,
+)
 OLD_VALUE = re.compile(r"\b(?:not|instead of|from|rather than|than)\s+(?:the\s+)?$", re.IGNORECASE)
 BARE_WEEKDAY = re.compile(rf"^(?:coming\s+|this\s+coming\s+)?{_WEEKDAY}$", re.IGNORECASE)
 BARE_DAY = re.compile(r"^(?:the\s+)?\d{1,2}(?:st|nd|rd|th)$", re.IGNORECASE)
@@ -154,6 +157,7 @@ def _to(match: re.Match) -> str:
 # Date words people misspell ("tommorow", "wensday", "nxt"): put right when close enough, as data.
 DATE_WORDS = [*WEEKDAYS, "tomorrow", "today", "tonight", "next", "week", "morning", "afternoon", "evening"]
 SIMILAR_ENOUGH = 0.8  # "satuday" -> saturday (0.93), but not "satay" (0.77), "mandy" (0.73) or "marc"
+SPELT_RIGHT = frozenset({"night", "nights", "wednes", "thurs"})  # words close to a date word that are not typos
 # Days of the year people name instead of a date: "christmas eve" -> "24 December".
 HOLIDAYS = {
     r"christmas\s+eve|xmas\s+eve": "24 December", r"christmas(?:\s+day)?|xmas(?:\s+day)?": "25 December",
@@ -164,10 +168,18 @@ HOLIDAYS = {
 
 def _spelling(match: re.Match) -> str:
     word = match.group(0)
-    if word.lower() in DATE_WORDS or re.fullmatch(_WEEKDAY, word, re.IGNORECASE):
-        return word
-    close = get_close_matches(word.lower(), DATE_WORDS, n=1, cutoff=SIMILAR_ENOUGH)
+    lowered = word.lower()
+    if lowered in SPELT_RIGHT or lowered.removesuffix("s") in DATE_WORDS or re.fullmatch(_WEEKDAY, word, re.I):
+        return word  # "weeks", "mornings" are spelt right
+    close = get_close_matches(lowered, DATE_WORDS, n=1, cutoff=SIMILAR_ENOUGH)
     return close[0] if close else word
+
+
+def _spaced_time(match: re.Match) -> str:
+    """"4 30pm" -> "4:30pm"; after a month name the number is the day ("Dec 3 30pm" stays as it is)."""
+    if re.search(rf"{_MONTH}\s*$", match.string[: match.start()], re.IGNORECASE):
+        return match.group(0)
+    return f"{match.group(1)}:{match.group(2)}{match.group(3)}"
 
 
 _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
@@ -177,6 +189,13 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(r"\bthis\s+(morning|afternoon|evening)\b", re.IGNORECASE), r"today \1"),
     (re.compile(rf"\b({_WEEKDAY})\s+week\b", re.IGNORECASE), r"\1 next week"),  # British "Friday week"
     (re.compile(r"\b([01]?\d|2[0-3])([0-5]\d)\s?(?:hrs|hours|h)\b", re.IGNORECASE), r"\1:\2"),  # "1430hrs"
+    (re.compile(r"\b(1[0-2]|0?[1-9])([0-5]\d)\s?([ap]m)\b", re.IGNORECASE), r"\1:\2\3"),  # "1030am"
+    (re.compile(r"\b(1[0-2]|0?[1-9])\s(15|30|45)\s?([ap]m)\b", re.IGNORECASE), _spaced_time),  # "4 30pm"
+    (re.compile(r"(?<=\bat\s)([01]\d|2[0-3])([0-5]\d)\b(?!\s*(?:hrs|am|pm))", re.IGNORECASE), r"\1:\2"),  # "at 1400"
+    (re.compile(r"\b(?:2mor+o+w*|2morrow|tmrw?|tmw|tomoz)\b", re.IGNORECASE), "tomorrow"),
+    (re.compile(r"\b(?:a|one|1)\s+week\s+(?:today|from\s+(?:today|now))\b", re.IGNORECASE), "in 1 week"),
+    (re.compile(r"\b(two|three|four|2|3|4)\s+weeks\s+(?:today|from\s+(?:today|now))\b", re.IGNORECASE),
+     lambda m: f"in {HOUR_WORDS.get(m.group(1).lower(), m.group(1))} weeks"),
     (re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE), r"\1m"),
     (re.compile(rf"\b(\d{{1,2}}|{'|'.join(HOUR_WORDS)})\s*o\s?['\"’`]?\s?clock\b", re.IGNORECASE), r"\1:00"),
     # "the second of March", "March the third", "the first of next month" -> "2nd", "3rd", "1st"
@@ -188,7 +207,7 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(rf"\b(?P<how>half|(?:a\s+)?quarter|{_MINUTES}(?:\s+minutes?)?)\s+(?:past|after)\s+(?P<hour>{_HOUR})\b"
                 r"(?![:.]\d)", re.IGNORECASE), _past),
     # "to" only after words that cannot start a range: "ten to twelve" may be 10-12, "twenty to ten" is 9:40
-    (re.compile(rf"\b(?P<how>(?:a\s+)?quarter|twenty(?:[- ]five)?|{_MINUTES}\s+minutes?)\s+(?:to|till|til)\s+"
+    (re.compile(rf"\b(?P<how>(?:a\s+)?quarter|twenty(?:[- ]five)?|{_MINUTES}\s+minutes?)\s+(?:to|till|til|of)\s+"
                 rf"(?P<hour>{_HOUR})\b(?![:.]\d)", re.IGNORECASE), _to),
     (re.compile(rf"\bhalf\s+({_HOUR})\b(?![:.]\d)(?!\s+{_COUNTED})", re.IGNORECASE), r"\1:30"),  # British "half 3"
 ]
@@ -315,6 +334,12 @@ def _date_of(phrase: str, today: dt.date, base: dt.datetime) -> When | None:
         if "next" in lowered:
             saturday += dt.timedelta(days=7)
         return When(start=saturday, end=saturday + dt.timedelta(days=1), date_phrase=phrase)
+    weeks = re.fullmatch(r"in\s+(\d)\s+weeks?", lowered)
+    if weeks:  # "in 2 weeks" ("two weeks from today"): that day, not that week
+        return When(date=today + dt.timedelta(weeks=int(weeks.group(1))), kind="exact", date_phrase=phrase)
+    numeric = re.fullmatch(r"(\d{1,2})/(\d{1,2})(/\d{2,4})?", phrase.strip())
+    if numeric and int(numeric.group(2)) > 12 >= int(numeric.group(1)):  # "12/18": no 18th month, so month first
+        phrase = f"{numeric.group(2)}/{numeric.group(1)}{numeric.group(3) or ''}"
     data = _parse(_date_words(phrase), base)
     if data is None or data.date_obj is None:
         return None

@@ -168,7 +168,9 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.refuse_offtopic(school, short=True))
     if "keep" in reading.intents and turn.flow == "book":
         parts.append(replies.kept_booking())
-    parts += [replies.corrected(r, today) for r in conv.results("update_context")]
+    # "updated to 16:30" then "16:30 isn't a tour time": say only the latter
+    refused = {r.get("field") for r in conv.results("book_tour") if r.get("status") == "error"}
+    parts += [replies.corrected(r, today) for r in conv.results("update_context") if r.get("field") not in refused]
     offer_callback = turn.flow in ("faq", "chat")
     for result in conv.results("get_faq_answer"):
         answer = replies.faq_answer(result) if result.get("status") == "success" else ""

@@ -43,7 +43,7 @@ _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _NOT_A_TIME = r"(?![:.]?\d|\s*[ap]m\b)"  # "March 11:30", "Friday 10am": the number is a time, not a day
 _WEEK = r"(?:next|this|coming|the\s+following|the\s+coming)\s+week"
-_PART = r"(?:morning|afternoon|evening|night)"
+_PART = r"(?:morning|afternoon|arvo|evening|night)"
 # After "around 3" / "about 3", only these make it a time: "about 3 questions" is a count.
 _THEN_WHEN = (r"(?=\s*(?:[,.!?;)]|$)|\s+(?:on|this|next|tomorrow|today|tonight|in|or|if|please|then|would|works?"
               r"|is|suits?|ish)\b|-ish)")
@@ -78,7 +78,7 @@ TIME_PHRASE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 PART_OF_DAY = re.compile(
-    r"\b(morning|afternoon|evening|lunch ?time|after school|tonight|(?:at|in the) night|night(?=\s+\d))s?\b",
+    r"\b(morning|afternoon|arvo|evening|lunch ?time|after school|tonight|(?:at|in the) night|night(?=\s+\d))s?\b",
     re.IGNORECASE,
 )
 OPEN_ENDED = re.compile(r"\b(?:after|before|from|anytime after)\s+(?:at\s+)?$", re.IGNORECASE)
@@ -468,7 +468,7 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
             when = replace(when, time=parsed_time, time_phrase=said(*match.span()))
     if parts:
         part = parts[-1].group(1).lower()
-        part = "afternoon" if part in ("after school", "lunchtime", "lunch time") else part
+        part = "afternoon" if part in ("after school", "lunchtime", "lunch time", "arvo") else part
         when = replace(when, part_of_day="evening" if part.endswith("night") else part)
     if when.time and when.part_of_day:  # "4 in the evening" is 16:00, which the timetable calls afternoon
         when = replace(when, part_of_day=part_of(when.time))

@@ -117,17 +117,6 @@ class Intake:
 
     # --- what follows from it ------------------------------------------------------------------------------
 
-    @property
-    def has_when(self) -> bool:
-        return bool(self.preferred_date or self.date_from or self.part_of_day or self.preferred_time)
-
-    @property
-    def slot(self) -> tuple[str, str] | None:
-        """(date, time) once both are exact."""
-        if self.preferred_date and self.preferred_time:
-            return self.preferred_date, self.preferred_time
-        return None
-
     def missing(self) -> list[str]:
         values = {**self.details, "preferred_date": self.preferred_date, "preferred_time": self.preferred_time}
         return [name for name in REQUIRED if values.get(name) in (None, "")]

@@ -112,6 +112,13 @@ class Intake:
             day += dt.timedelta(days=1)
         return None
 
+    def forget(self, name: str | None) -> None:
+        """Drop one field (a detail, the day or the time), e.g. the one a booking rule refused."""
+        if name in ("preferred_date", "preferred_time"):
+            setattr(self, name, None)
+        elif name:
+            self.details.pop(name, None)
+
     def forget_when(self) -> None:
         self.preferred_date = self.date_from = self.date_to = self.part_of_day = self.preferred_time = None
 

@@ -38,7 +38,6 @@ logger = logging.getLogger(__name__)
 
 MAX_SLOTS_SHOWN = 6
 TOOL_TIMEOUT_SECONDS = 20
-REQUIRED_FOR_BOOKING = ("parent_name", "parent_phone", "child_name", "child_age", "preferred_date", "preferred_time")
 
 
 @dataclass
@@ -138,8 +137,8 @@ def check_availability(
     intake = _intake(ctx)
     intake.record_when(date_from=start, date_to=end or start)
     for item in _normalise_times(preferred_times):
-        intake.record_when(**({"time": item} if ":" in item else {"part": item}))
-    ctx.active.collected = intake.as_dict()
+        _record(intake, "preferred_time", item)
+    _keep(ctx, intake)
     wanted = intake.search_args()  # what the parent asked for so far, not only in this call
     start = dt.date.fromisoformat(wanted["date_range_start"]) if "date_range_start" in wanted else ctx.today
     end = dt.date.fromisoformat(wanted["date_range_end"]) if "date_range_end" in wanted else None
@@ -187,11 +186,10 @@ def _record(intake: Intake, name: str, value) -> None:
         intake.record_details(**{name: value})
 
 
-def _forget(intake: Intake, name: str | None) -> None:
-    if name in ("preferred_date", "preferred_time"):
-        setattr(intake, name, None)
-    elif name:
-        intake.details.pop(name, None)
+def _keep(ctx: ToolContext, intake: Intake) -> dict:
+    """Store the intake in the active context (where the prompt shows it); returns its stored form."""
+    ctx.active.collected = intake.as_dict()
+    return ctx.active.collected
 
 
 def _clean_field(name: str, value, ctx: ToolContext):
@@ -262,8 +260,8 @@ def book_tour(
             _record(intake, name, _clean_field(name, value, ctx))
         except ValueError as exc:
             problems[name] = str(exc)
-            _forget(intake, name)
-    ctx.active.collected = collected = intake.as_dict()
+            intake.forget(name)
+    collected = _keep(ctx, intake)
     if problems:
         name, message = next(iter(problems.items()))
         return _error(message, field=name, collected=collected)
@@ -272,8 +270,8 @@ def book_tour(
         try:  # say at once that a day can't work, not after every other detail was collected
             bookings.check_day(ctx.school, dt.date.fromisoformat(intake.preferred_date), now=ctx.now)
         except BookingError as exc:
-            _forget(intake, "preferred_date")
-            ctx.active.collected = intake.as_dict()
+            intake.forget("preferred_date")
+            _keep(ctx, intake)
             return _booking_error(exc)
     if intake.part_of_day and intake.preferred_date and not intake.preferred_time:
         day = dt.date.fromisoformat(intake.preferred_date)
@@ -288,8 +286,8 @@ def book_tour(
     try:
         _check_open(ctx, day, start_time)
     except BookingError as exc:
-        _forget(intake, exc.field)
-        ctx.active.collected = intake.as_dict()
+        intake.forget(exc.field)
+        _keep(ctx, intake)
         return _booking_error(exc)
     action = "book " + ", ".join(str(details[k]) for k in ("date", "time", *DETAILS) if k in details)
     if _awaiting_yes(ctx, action):
@@ -305,8 +303,8 @@ def book_tour(
             special_requirements=collected.get("special_requirements", ""), now=ctx.now,
         )
     except BookingError as exc:
-        _forget(intake, exc.field)
-        ctx.active.collected = intake.as_dict()
+        intake.forget(exc.field)
+        _keep(ctx, intake)
         return _booking_error(exc)
     _done(ctx, action)
     ctx.active.collected = {}
@@ -429,7 +427,7 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
     if _awaiting_yes(ctx, action):
         intake = _intake(ctx)  # the new day and time, for the parent's "yes"
         intake.record_when(date=day, time=f"{start_time:%H:%M}")
-        ctx.active.collected = intake.as_dict()
+        _keep(ctx, intake)
         ctx.active.slots_shown = []
         return {"status": "confirm", "action": "reschedule", "booking_id": booking.reference,
                 "from": _confirmation(booking), "to": _tour_details(ctx.school, day, start_time),
@@ -440,7 +438,7 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
     ctx.active.slots_shown = []  # the offer is used, as after book_tour
     intake = _intake(ctx)
     intake.forget_when()
-    ctx.active.collected = intake.as_dict()
+    _keep(ctx, intake)
     new_local = new.local_start
     return {"status": "success", "action": "rescheduled", "booking_id": new.reference,
             "previous_booking_id": booking.reference,
@@ -547,7 +545,7 @@ def update_context(
         old = ctx.active.collected.get(name)
         intake = _intake(ctx)
         _record(intake, name, value)
-        ctx.active.collected = intake.as_dict()
+        _keep(ctx, intake)
         if name == "parent_name" and not booked:
             crm.correct_parent_name(ctx.contact, str(old or ""), str(value))
     result = {"status": "updated", "field": name, "old_value": old, "new_value": value, "reason": reason or ""}

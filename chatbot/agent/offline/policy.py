@@ -14,12 +14,11 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from bookings.intake import Intake
+from bookings.intake import REQUIRED, Intake
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
 from chatbot.agent.offline.lexicon import BOOKING_REF
 from chatbot.agent.offline.understanding import (
-    REQUIRED,
     WHEN_FIELDS,
     Hints,
     Reading,

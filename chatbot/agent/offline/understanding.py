@@ -19,7 +19,6 @@ import phonenumbers
 from chatbot.agent.offline import lexicon as lx
 from chatbot.agent.offline.when import When, find_when, spans
 
-REQUIRED = ("child_name", "child_age", "parent_name", "parent_phone", "preferred_date", "preferred_time")
 WHEN_FIELDS = ("preferred_date", "preferred_time")
 DEFAULT_REGION = "SG"
 ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")

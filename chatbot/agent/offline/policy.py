@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
-from bookings.intake import REQUIRED, Intake
+from bookings.intake import REQUIRED, Intake, part_of_day
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
 from chatbot.agent.offline.lexicon import BOOKING_REF
@@ -27,7 +27,7 @@ from chatbot.agent.offline.understanding import (
     region_for,
     understand,
 )
-from chatbot.agent.offline.when import When, part_of
+from chatbot.agent.offline.when import When
 
 MAX_CYCLES = 5  # the loop's limit; the last cycle is always an answer
 CHILD_FIELDS = ("child_name", "child_age", "preferred_date", "preferred_time", "special_requirements")
@@ -100,7 +100,7 @@ def _slot_matches(slot: dict, when: When) -> bool:
         return False
     if when.time and time != when.time:
         return False
-    return not (when.part_of_day and time and part_of(time) != when.part_of_day)
+    return not (when.part_of_day and time and part_of_day(time) != when.part_of_day)
 
 
 class Turn:
@@ -253,8 +253,11 @@ class Turn:
     @cached_property
     def spent(self) -> bool:
         """Whether the child and slot in ACTIVE_TASK belong to a tour that is already booked."""
-        if self.booked or self.another:
-            return True
+        return bool(self.booked or self.another or self.holds_booked_slot)
+
+    @cached_property
+    def holds_booked_slot(self) -> bool:
+        """Whether ACTIVE_TASK's day and time are those of a tour already booked (left from that booking)."""
         collected = self.conv.collected
         return any(
             t.get("date") == collected.get("preferred_date") and t.get("time") == collected.get("preferred_time")
@@ -264,9 +267,7 @@ class Turn:
     @cached_property
     def collected(self) -> dict:
         collected = {k: v for k, v in self.conv.collected.items() if v not in (None, "")}
-        booked_slot = any(t.get("date") == collected.get("preferred_date") and t.get("time") == collected.get(
-            "preferred_time") for t in self.conv.upcoming_tours)  # left from a tour booked already
-        if "another" in self.reading.intents or booked_slot:  # a new child: nothing of the last one's carries over
+        if "another" in self.reading.intents or self.holds_booked_slot:  # nothing of the last booking carries over
             collected = {k: v for k, v in collected.items() if k not in CHILD_FIELDS}
         return collected
 
@@ -573,7 +574,7 @@ class Turn:
         if time and not date and not self.choice[1]:
             date = tour.get("date")
         part = self.intake.part_of_day
-        same_part = not part or (tour.get("time") and part_of(str(tour["time"])) == part)
+        same_part = not part or (tour.get("time") and part_of_day(str(tour["time"])) == part)
         if date and not time and same_part and "preferred_date" in self.reading.corrections and self.booked:
             time = tour.get("time")  # "I meant Thursday": the same time on the day meant
         if date and time:

@@ -29,6 +29,8 @@ from functools import lru_cache
 
 from dateparser.date import DateDataParser
 
+from bookings.intake import part_of_day
+
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 PARTS_OF_DAY = ("morning", "afternoon", "evening")
 MIN_RANGE_DAYS = 3
@@ -463,7 +465,7 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
         half = _half_of_day(norm, match, parts)
         parsed_time = _time_of(match.group(0).strip().lower(), half, base, tour_times)
         if parsed_time and OPEN_ENDED.search(norm[max(0, match.start() - 12) : match.start()]):
-            when = replace(when, time=None, part_of_day=part_of(parsed_time))  # "after 3pm": not an exact time
+            when = replace(when, time=None, part_of_day=part_of_day(parsed_time))  # "after 3pm": not an exact time
         elif parsed_time:
             when = replace(when, time=parsed_time, time_phrase=said(*match.span()))
     if parts:
@@ -471,7 +473,7 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
         part = "afternoon" if part in ("after school", "lunchtime", "lunch time", "arvo") else part
         when = replace(when, part_of_day="evening" if part.endswith("night") else part)
     if when.time and when.part_of_day:  # "4 in the evening" is 16:00, which the timetable calls afternoon
-        when = replace(when, part_of_day=part_of(when.time))
+        when = replace(when, part_of_day=part_of_day(when.time))
     return when
 
 
@@ -485,11 +487,6 @@ def read_time(text: str, tour_times: tuple[str, ...] = ()) -> str | None:
 
 _ANY_DAY, _NOON = dt.date(2000, 1, 3), dt.time(12)
 
-
-def part_of(time: str) -> str:
-    """The part of the day a 'HH:MM' time falls in."""
-    hour = int(time[:2])
-    return "morning" if hour < 12 else "afternoon" if hour < 17 else "evening"
 
 
 def weekday_name(day: dt.date) -> str:

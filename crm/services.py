@@ -189,12 +189,15 @@ def record_tour_rescheduled(old, new) -> Activity | None:
 
 
 def correct_parent_name(contact: Contact, old: str, new: str) -> None:
-    """"It's Jon, not John": the contact's name follows when the name on file was the misspelt one."""
-    if old and new and contact.name == old != new:
+    """"It's Jon, not John": the contact's name and the persistent context's preferred name follow, each when it
+    was the misspelt one (or, for the preferred name, not set)."""
+    if not old or not new or old == new:
+        return
+    if contact.name == old:
         contact.name = new
         contact.save(update_fields=["name", "updated_at"])
-        if (contact.context or {}).get("parent_preferred_name") == old:
-            update_persistent_context(contact, parent_preferred_name=new)
+    if (contact.context or {}).get("parent_preferred_name") in (None, "", old):
+        update_persistent_context(contact, parent_preferred_name=new)
 
 
 def record_tour_details_corrected(booking, previous: dict[str, Any]) -> None:
@@ -212,15 +215,11 @@ def record_tour_details_corrected(booking, previous: dict[str, Any]) -> None:
             renamed.update(name=booking.child_name)
     if booking.child_age is not None:
         Child.objects.filter(contact=contact, name=booking.child_name).update(age=booking.child_age)
-    context = contact.context or {}
-    preferred = context.get("parent_preferred_name")
     update_persistent_context(
         contact,
         parent_preferred_phone=booking.parent_phone,
         child_name=booking.child_name,
         **({"parent_preferred_email": booking.parent_email} if booking.parent_email else {}),
-        **({"parent_preferred_name": booking.parent_name} if preferred in (None, "", previous.get("parent_name"))
-           else {}),
     )
 
 

@@ -37,7 +37,9 @@ run: seed
 	@echo "  Demo school page:  $(BASE_URL)/"
 	@echo "  Staff console:     $(BASE_URL)/admin/"
 	@echo ""
-	$(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
+	@echo "  Scheduled work (reminders, sweeper, CRM catch-up) runs inside this process; log lines 'scheduler: ...'"
+	@echo ""
+	SITE_URL=$${SITE_URL:-$(BASE_URL)} $(VENV)/bin/daphne -b $(HOST) -p $(PORT) config.asgi:application
 
 test: install
 	$(VENV)/bin/pytest

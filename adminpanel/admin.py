@@ -7,3 +7,5 @@ from chatbot.models import ReviewScenario, ReviewScenarioResult
 
 admin.site.register(ReviewScenario, ReviewScenarioAdmin)
 admin.site.register(ReviewScenarioResult, ReviewScenarioResultAdmin)
+
+from adminpanel.scheduling import admin as scheduling_admin  # noqa: E402, F401  (registers JobRun's admin)

@@ -67,6 +67,9 @@ def dashboard_view(request, site):
             label="Conversations", css_classes=["bar good", "bar bad", "bar muted"],
         ),
         "conversation_list_url": reverse("admin:chatbot_conversation_changelist"),
+        "funnel_steps": selectors.FUNNEL_STEPS,
+        "funnel_rows": [(week.monday, [week.counts[key] for key, _ in selectors.FUNNEL_STEPS])
+                        for week in numbers["funnel"]],
     }
     request.current_app = site.name
     return schooltime.render_in(TemplateResponse(request, "adminpanel/dashboard.html", context), period.tz)

@@ -9,6 +9,8 @@ the callbacks are due around today, one of them overdue.
 
 import datetime as dt
 
+from bookings.services import ChildDetails
+
 D = dt.date
 DESK_TOURS_PER_DAY = 2
 
@@ -54,6 +56,36 @@ TAMPINES_FAQS = [
         ),
         "tags": ["fees", "tuition", "cost", "price", "school fees", "annual fees", "how much"],
         "related": ["fees_included", "payment_plans", "sibling_discount", "scholarships"],
+        "translations": {
+            "zh-hans": {
+                "question": "学费是多少？",
+                "answer": (
+                    "2026/27学年的年度学费（新元，含消费税）：幼儿班和幼稚园（3至5岁）S$24,800；小学（一至六年级）"
+                    "S$32,400；初中（七至九年级）S$36,900；IGCSE（十至十一年级）S$38,600；IB文凭（十二至十三年级）"
+                    "S$41,200。另有一次性报名费S$535，以及可退还的入学押金S$3,000。学费每学期收取一次（每年三个学期）。"
+                ),
+            },
+            "ms": {
+                "question": "Berapakah yuran sekolah?",
+                "answer": (
+                    "Yuran tahunan bagi tahun akademik 2026/27, dalam dolar Singapura termasuk GST: Taska dan Tadika "
+                    "(umur 3-5) S$24,800; Sekolah Rendah, Tahun 1-6, S$32,400; Menengah Rendah, Tahun 7-9, S$36,900; "
+                    "IGCSE, Tahun 10-11, S$38,600; Diploma IB, Tahun 12-13, S$41,200. Terdapat juga yuran permohonan "
+                    "sekali sahaja S$535 dan deposit pendaftaran S$3,000 yang akan dikembalikan. Yuran dibayar setiap "
+                    "penggal (tiga penggal setahun)."
+                ),
+            },
+            "ta": {
+                "question": "பள்ளிக் கட்டணம் எவ்வளவு?",
+                "answer": (
+                    "2026/27 கல்வியாண்டுக்கான ஆண்டுக் கட்டணம் (சிங்கப்பூர் டாலரில், GST உட்பட): நர்சரி மற்றும் மழலையர் "
+                    "பள்ளி (3-5 வயது) S$24,800; தொடக்கப் பள்ளி, 1-6 ஆம் ஆண்டு, S$32,400; கீழ்நிலை இடைநிலை, 7-9 ஆம் "
+                    "ஆண்டு, S$36,900; IGCSE, 10-11 ஆம் ஆண்டு, S$38,600; IB டிப்ளோமா, 12-13 ஆம் ஆண்டு, S$41,200. "
+                    "ஒருமுறை விண்ணப்பக் கட்டணம் S$535, திருப்பித் தரப்படும் சேர்க்கை வைப்புத்தொகை S$3,000. கட்டணம் "
+                    "ஒவ்வொரு பருவத்துக்கும் (ஆண்டுக்கு மூன்று பருவங்கள்) வசூலிக்கப்படும்."
+                ),
+            },
+        },
     },
     {
         "key": "fees_included",
@@ -143,6 +175,16 @@ TAMPINES_FAQS = [
         ),
         "tags": ["lunch", "food", "canteen", "meals", "eat", "catering", "snacks", "packed lunch"],
         "related": ["dietary", "hours", "fees_included"],
+        "translations": {
+            "zh-hans": {
+                "question": "学校提供午餐吗？",
+                "answer": (
+                    "提供。我们的食堂承办商在校内烹煮，每天供应热午餐，有亚洲和西式两种选择、素食、沙拉吧和水果。小学午餐"
+                    "每天S$7.20，中学S$8.50，用无现金学生卡支付，也可以在家长应用程序里预订整个学期的午餐。孩子也可以"
+                    "自带午餐。幼儿部的孩子有上午点心，已包含在学费里。"
+                ),
+            },
+        },
     },
     {
         "key": "dietary",
@@ -169,6 +211,28 @@ TAMPINES_FAQS = [
         ),
         "tags": ["bus", "school bus", "transport", "transportation", "bus fee", "pick up", "drop off", "commute"],
         "related": ["location", "hours", "security"],
+        "translations": {
+            "zh-hans": {
+                "question": "有校车服务吗？",
+                "answer": (
+                    "有。我们的合作伙伴 GreenLine Transport 提供门到门的冷气校车，覆盖淡滨尼、巴西立、勿洛、四美、"
+                    "榜鹅、盛港、樟宜和东海岸。每辆校车都有受过训练的车姨或车叔、安全带和GPS定位，可以在家长应用程序里查看。"
+                    "双程服务每学期S$1,150（5公里内）至S$1,650（10公里以上）；单程为其65%。请在孩子入学前至少两周"
+                    "通过家长应用程序申请。"
+                ),
+            },
+            "ms": {
+                "question": "Adakah perkhidmatan bas sekolah?",
+                "answer": (
+                    "Ya. Rakan kongsi kami GreenLine Transport menyediakan bas berhawa dingin dari pintu ke pintu di "
+                    "Tampines, Pasir Ris, Bedok, Simei, Punggol, Sengkang, Changi dan East Coast. Setiap bas ada "
+                    "pengiring terlatih, tali pinggang keledar dan GPS yang boleh diikuti dalam Aplikasi Ibu Bapa. "
+                    "Perkhidmatan dua hala dari S$1,150 sepenggal (dalam 5 km) hingga S$1,650 sepenggal (lebih 10 km); "
+                    "sehala 65% daripadanya. Mohon dalam Aplikasi Ibu Bapa sekurang-kurangnya dua minggu sebelum anak "
+                    "anda bermula."
+                ),
+            },
+        },
     },
     {
         "key": "location",
@@ -395,6 +459,15 @@ TAMPINES_FAQS = [
         "tags": ["school hours", "school day", "start time", "finish time", "timetable", "drop off time",
                  "pick up time", "what time"],
         "related": ["aftercare", "bus", "holidays"],
+        "translations": {
+            "zh-hans": {
+                "question": "学校的上课时间是几点到几点？",
+                "answer": (
+                    "幼儿班和幼稚园：08:00-14:30（幼儿班也有半天课程，到12:00）。小学：07:50-15:10。中学：07:40-15:20。"
+                    "星期五小学13:30放学。校门07:15开，课外活动到16:30结束。"
+                ),
+            },
+        },
     },
     {
         "key": "holidays",
@@ -555,8 +628,8 @@ TAMPINES_FAQS = [
 TAMPINES_FAMILIES = [
     {"parent_name": "Priya Raman", "parent_phone": "+6591234567", "parent_email": "priya.raman@example.com",
      "child_name": "Arjun", "child_age": 6, "special_requirements": "Would like to see the Year 1 classrooms."},
-    {"parent_name": "Daniel Tan", "parent_phone": "+6592345678", "parent_email": "",
-     "child_name": "Chloe", "child_age": 4, "special_requirements": ""},
+    {"parent_name": "Daniel Tan", "parent_phone": "+6592345678", "parent_email": "",  # a family: one seat
+     "children": [ChildDetails("Chloe", 4, year_group="K1"), ChildDetails("Lucas", 2)], "special_requirements": ""},
     {"parent_name": "Siti Nurhaliza", "parent_phone": "+6591230011", "parent_email": "siti.n@example.com",
      "child_name": "Aisyah", "child_age": 5, "special_requirements": "Coming with grandparents."},
     {"parent_name": "Kenji Watanabe", "parent_phone": "+6591230012", "parent_email": "kenji.w@example.jp",

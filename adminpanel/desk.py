@@ -188,9 +188,10 @@ def tour_reschedule_view(request, pk: int, site):
     booking = get_object_or_404(TourBooking.objects.select_related("school", "contact"), pk=pk)
     form = RescheduleTourForm(request.POST or None, booking=booking)
     if request.method == "POST" and form.is_valid():
+        was = _when(booking)
         try:
-            new = services.reschedule_tour(booking=booking, new_date=form.cleaned_data["new_date"],
-                                           new_time=dt.time.fromisoformat(form.cleaned_data["new_time"]))
+            moved = services.reschedule_tour(booking=booking, new_date=form.cleaned_data["new_date"],
+                                             new_time=dt.time.fromisoformat(form.cleaned_data["new_time"]))
         except services.BookingError as exc:
             field = RescheduleTourForm.ERROR_FIELDS.get(exc.field)
             text = exc.message
@@ -198,15 +199,13 @@ def tour_reschedule_view(request, pk: int, site):
                 text += " Open instead: " + ", ".join(slot.label for slot in exc.alternatives[:6]) + "."
             form.add_error(field, text)
         else:
-            note = _tell_parent(form, new, (
-                f"The admissions team has moved your school tour to {_when(new, zone=False)}. "
-                f"Your new booking reference is {new.reference}."
+            note = _tell_parent(form, moved, (
+                f"The admissions team has moved your school tour to {_when(moved, zone=False)}. "
+                f"Your booking reference stays {moved.reference}."
             ))
-            record_history(request.user, booking,
-                           f"Moved on the desk from {_when(booking)} to {_when(new)} as {new.reference}.{note}")
-            record_history(request.user, new, f"Booked on the desk, moving {booking.reference} "
-                                              f"from {_when(booking)}.", added=True)
-            messages.success(request, f"{booking.reference} moved to {_when(new)} as {new.reference}.{note}")
+            record_history(request.user, moved, f"Moved on the desk from {was} to {_when(moved)}.{note}")
+            messages.success(request, f"{moved.reference} moved from {was} to {_when(moved)}; the reference "
+                                      f"stays.{note}")
             return _back(request)
     return _form_page(request, site, booking, form, title=f"Reschedule tour {booking.reference}",
                       action=reverse("admin:desk_tour_reschedule", args=[booking.pk]), submit="Move the tour")

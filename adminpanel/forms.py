@@ -88,10 +88,13 @@ class FaqEntryForm(forms.ModelForm):
 
     class Meta:
         model = FaqEntry
-        fields = ("school", "question", "answer", "tags", "related_topics", "is_active")
+        fields = ("school", "language", "translation_of", "question", "answer", "tags", "related_topics", "is_active")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        originals = FaqEntry.objects.filter(translation_of__isnull=True).exclude(pk=self.instance.pk)
+        self.fields["translation_of"].queryset = originals.select_related("school").order_by("question")
+        self.fields["language"].required = False  # a form that does not say (the dashboard's one step) is English
         self._entries = list(FaqEntry.objects.select_related("school").exclude(pk=self.instance.pk)
                              .order_by("school__name", "question").only("question", "school__name", "school_id"))
         school_id = self.instance.school_id or str(self.initial.get("school") or "")
@@ -110,6 +113,9 @@ class FaqEntryForm(forms.ModelForm):
         field = self.fields["related_topics"]
         field.choices = sorted(choices.items(), key=lambda item: item[1].casefold())
         field.widget = TopicSelector("related topics", is_stacked=False, choices=field.choices)
+
+    def clean_language(self) -> str:
+        return self.cleaned_data.get("language") or "en"
 
     def clean(self):
         cleaned = super().clean()

@@ -15,6 +15,7 @@ import re
 from urllib.parse import urlencode
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
 from django.contrib.admin.options import IS_POPUP_VAR
@@ -89,6 +90,19 @@ class HandedOffFilter(admin.SimpleListFilter):
         return queryset
 
 
+class LanguageFilter(admin.SimpleListFilter):
+    """Conversations in which the parent wrote in a language."""
+
+    title = "parent's language"
+    parameter_name = "language"
+
+    def lookups(self, request, model_admin):
+        return settings.LANGUAGES
+
+    def queryset(self, request, queryset):
+        return selectors.parent_wrote_in(queryset, self.value()) if self.value() else queryset
+
+
 class ReviewerFilter(admin.SimpleListFilter):
     """The review queue: mine, nobody's, or a given reviewer's."""
 
@@ -155,8 +169,8 @@ class ConversationAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
     list_display = ("started", "school_column", "channel", "contact_column", "messages_column", "outcome_column",
                     "tokens_column", "cost_column", "slowest_turn", "rating_column", "reviewer_column")
     list_display_links = ("started",)
-    list_filter = (ReviewerFilter, RatingFilter, "outcome", FallbackFilter, HandedOffFilter, "school", "channel",
-                   "status", "started_at")
+    list_filter = (ReviewerFilter, RatingFilter, "outcome", FallbackFilter, HandedOffFilter, LanguageFilter, "school",
+                   "channel", "status", "started_at")
     # What the search box looks in; get_search_results does it with EXISTS subqueries (no DISTINCT over joins).
     search_fields = ("contact__name", "contact__preferred_name", "contact__whatsapp_name", "contact__phone",
                      "=contact__tour_bookings__reference", "messages__text")

@@ -19,6 +19,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from adminpanel import schooltime
+from adminpanel.records import ReadOnlyMixin
 from chatbot.evaluation import reviewed
 from chatbot.models import ReviewScenario, ReviewScenarioResult
 
@@ -322,7 +323,7 @@ class ReviewScenarioAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
                            "The first failed" if latest.failures else "The first", rows)
 
 
-class ReviewScenarioResultAdmin(admin.ModelAdmin):
+class ReviewScenarioResultAdmin(ReadOnlyMixin, admin.ModelAdmin):
     """Every `evaluate --saved` result, of every scenario: a record, read-only."""
 
     list_display = ("run_local", "scenario_link", "outcome", "model", "k", "pass_k", "seconds")
@@ -333,15 +334,6 @@ class ReviewScenarioResultAdmin(admin.ModelAdmin):
     fields = ("scenario_link", "run_local", "outcome", "model", "k", "runs", "passed_runs", "pass_k", "seconds",
               "failures")
     readonly_fields = fields
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
     @admin.display(description="Run at", ordering="run_at")
     def run_local(self, obj: ReviewScenarioResult) -> str:

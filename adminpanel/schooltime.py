@@ -36,7 +36,7 @@ def _zone(name: str) -> dt.tzinfo:
     return zoneinfo.ZoneInfo(name)
 
 
-_PATHS_TO_SCHOOL = ("school", "conversation", "contact", "message")
+_PATHS_TO_SCHOOL = ("school", "conversation", "contact", "message", "booking")
 
 
 def school_of(obj):

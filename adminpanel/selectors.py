@@ -29,11 +29,13 @@ from django.db.models import (
     Sum,
 )
 from django.db.models.fields.json import KT, KeyTransform
-from django.db.models.functions import Coalesce, TruncDate
+from django.db.models.functions import Coalesce, TruncDate, TruncWeek
 from django.utils import timezone
 
-from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, SchoolClosure, TourBooking
+from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, SchoolClosure, TourBooking, WaitlistEntry
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
+from chatbot.reminders.models import SentReminder
+from crm.models import Contact
 
 FAQ_TOOL = "get_faq_answer"
 NO_MATCH = "no_match"
@@ -66,6 +68,12 @@ def with_review_stats(queryset: QuerySet[Conversation]) -> QuerySet[Conversation
 
 
 # --- one conversation -------------------------------------------------------------------
+
+
+def parent_wrote_in(conversations: QuerySet, language: str) -> QuerySet:
+    """The conversations with at least one parent message in `language`."""
+    return conversations.filter(Exists(Message.objects.filter(conversation=OuterRef("pk"), role=Message.Role.USER,
+                                                              language=language)))
 
 
 TRANSCRIPT_PAGE = 150  # messages per page of the review page (a runaway conversation must not make it crawl)
@@ -161,10 +169,17 @@ def desk(schools: list[School], start: dt.date | None, days: int) -> list[DeskSc
     earliest = min(dt.datetime.combine(windows[s.pk][1][0], dt.time.min, s.tz) for s in schools)
     latest = max(dt.datetime.combine(windows[s.pk][1][-1] + dt.timedelta(days=1), dt.time.min, s.tz)
                  for s in schools)
+    waiting = (WaitlistEntry.objects.filter(slot=OuterRef("slot"), status__in=[WaitlistEntry.Status.WAITING,
+                                                                               WaitlistEntry.Status.OFFERED])
+               .order_by().values("slot").annotate(n=Count("id")).values("n"))
     tours = (
         TourBooking.objects.filter(school__in=schools, starts_at__gte=earliest, starts_at__lt=latest)
         .exclude(status=TourBooking.Status.RESCHEDULED)
-        .select_related("school", "contact", "replaces")
+        .select_related("school", "contact", "slot")
+        .prefetch_related("children", "moves",
+                          Prefetch("reminders", to_attr="failed_reminders",
+                                   queryset=SentReminder.objects.filter(status=SentReminder.Status.FAILED)))
+        .annotate(waitlisted=Coalesce(Subquery(waiting), 0))  # families waiting for a seat on the same tour
         .order_by("starts_at", "reference")
     )
     by_day: dict[tuple[int, dt.date], list[TourBooking]] = {}
@@ -424,8 +439,57 @@ def no_match_questions(period: Period, *, limit: int = 30, scan: int = 2000) -> 
     return todo[:limit]
 
 
+FUNNEL_STEPS = (  # (key, label) in the order a family moves along
+    ("enquiries", "Enquiries (new families)"),
+    ("booked", "Tours booked"),
+    ("attended", "Attended"),
+    ("no_shows", "No-shows"),
+    ("reminders", "Reminders sent"),
+    ("promotions", "Waitlist promotions"),
+)
+
+
+@dataclass
+class FunnelWeek:
+    monday: dt.date
+    counts: dict[str, int]
+
+
+def _per_week(queryset: QuerySet, field_name: str, period: Period, by: str = "", school: str = "school_id") -> dict:
+    """Rows per week (weeks start on Monday, in the period's zone) within the period: {monday: n}, or with `by`
+    a field, {(monday, value): n}."""
+    rows = queryset.filter(**{f"{field_name}__gte": period.start, f"{field_name}__lt": period.end})
+    if period.school_id:
+        rows = rows.filter(**{school: period.school_id})
+    counted = (rows.annotate(week=TruncWeek(field_name, tzinfo=period.tz)).order_by()
+               .values("week", *filter(None, [by])).annotate(n=Count("id")))
+    day = lambda week: week.date() if isinstance(week, dt.datetime) else week  # noqa: E731
+    return {(day(row["week"]), row[by]) if by else day(row["week"]): row["n"] for row in counted}
+
+
+def funnel_per_week(period: Period) -> list[FunnelWeek]:
+    """The admissions funnel per week: families who first wrote, tours booked (moves excluded), tours attended
+    and missed (by the tour's time), reminders sent, and seats offered from a waitlist."""
+    outcomes = _per_week(TourBooking.objects.filter(status__in=[TourBooking.Status.COMPLETED,
+                                                                TourBooking.Status.NO_SHOW]),
+                         "starts_at", period, by="status")
+    sources = {
+        "enquiries": _per_week(Contact.objects.all(), "created_at", period),
+        "booked": _per_week(TourBooking.objects.filter(replaces__isnull=True), "created_at", period),
+        "attended": {week: n for (week, status), n in outcomes.items() if status == TourBooking.Status.COMPLETED},
+        "no_shows": {week: n for (week, status), n in outcomes.items() if status == TourBooking.Status.NO_SHOW},
+        "reminders": _per_week(SentReminder.objects.filter(status=SentReminder.Status.SENT), "sent_at", period,
+                               school="booking__school_id"),
+        "promotions": _per_week(WaitlistEntry.objects.all(), "offered_at", period),
+    }
+    first_monday = period.first - dt.timedelta(days=period.first.weekday())
+    mondays = [first_monday + dt.timedelta(weeks=i) for i in range((period.last - first_monday).days // 7 + 1)]
+    return [FunnelWeek(monday, {key: source.get(monday, 0) for key, source in sources.items()}) for monday in mondays]
+
+
 def dashboard(period: Period) -> dict:
     return {
+        "funnel": funnel_per_week(period),
         "conversations_per_day": conversations_per_day(period),
         "bookings_per_day": bookings_per_day(period),
         "outcomes": outcomes(period),

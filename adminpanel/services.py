@@ -6,10 +6,8 @@ those, records the action in the admin history (`record_history`) and then,
 when a parent should know, `notify_parent`.
 """
 
-import importlib
 import logging
 
-from asgiref.sync import async_to_sync
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
 from django.contrib.auth import get_user_model
 from django.db import models, transaction
@@ -17,7 +15,7 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from bookings.models import TourBooking
-from chatbot.channels.base import observer_for
+from chatbot import outreach
 from chatbot.models import Conversation, Message
 
 logger = logging.getLogger(__name__)
@@ -97,40 +95,7 @@ def assign_reviewer(queryset: QuerySet[Conversation], *, reviewer, by) -> int:
     return count
 
 
-def _observer(channel: str):
-    """The channel's observer; its module registers it on import (the web one is imported by the ASGI routing)."""
-    try:
-        importlib.import_module(f"chatbot.channels.{channel}")
-    except ModuleNotFoundError:
-        pass  # a channel without a module of its own (the terminal) registers its observer where it runs
-    except Exception:
-        logger.exception("the channel module for %s failed to import", channel)
-    return observer_for(channel)
-
-
 def notify_parent(booking: TourBooking, text: str) -> Message | None:
-    """Tell the parent of a booking what staff did, on the channel of their latest conversation.
-
-    The message is stored (role "staff") on that conversation, so it is in the
-    transcript and the agent's history, then handed to the channel's observer.
-    A delivery failure is logged, never raised: the booking change has happened.
-    Returns None when the parent has never chatted (nothing to answer into).
-    """
-    conversation = (
-        Conversation.objects.select_related("school", "contact")
-        .filter(contact_id=booking.contact_id)
-        .order_by("-started_at", "-id")
-        .first()
-    )
-    if conversation is None:
-        logger.info("no conversation to notify the parent of booking %s through", booking.reference)
-        return None
-    with transaction.atomic():
-        message = Message.objects.create(conversation=conversation, role=Message.Role.STAFF, text=text,
-                                         channel=conversation.channel)
-        Conversation.objects.filter(pk=conversation.pk).update(last_message_at=message.created_at)
-    try:
-        async_to_sync(_observer(conversation.channel).reply)(conversation, message)
-    except Exception:  # the channel is down or refuses: staff see the message in the transcript
-        logger.exception("could not deliver the staff message %s on %s", message.pk, conversation.channel)
-    return message
+    """Tell the parent of a booking what staff did, on the channel of their latest conversation (stored as a
+    staff message: in the transcript, not answered by the agent). None when the parent has never chatted."""
+    return outreach.tell_contact(booking.contact_id, text, role=Message.Role.STAFF)

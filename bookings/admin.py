@@ -6,16 +6,31 @@ refusal (BookingError) to the user; the seat counts are never edited by hand.
 Every time is the school's (adminpanel.schooltime), with the zone named.
 """
 
+import datetime as dt
+
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from adminpanel.schooltime import SchoolTimeAdmin, time_column
-from bookings import services
-from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
+from adminpanel.records import ReadOnlyMixin
+from adminpanel.schooltime import SchoolTimeAdmin, show, time_column
+from bookings import services, waitlist
+from bookings.models import (
+    WEEKDAY_NAMES,
+    BookingChild,
+    CallbackRequest,
+    OpenDay,
+    School,
+    SchoolClosure,
+    TourBooking,
+    TourBookingMove,
+    TourSlot,
+    WaitlistEntry,
+)
 from config.logging import mask_phone
 from crm.identity import format_phone
 
@@ -54,10 +69,23 @@ class SchoolAdmin(admin.ModelAdmin):
     inlines = (SchoolClosureInline,)
     fieldsets = (
         (None, {"fields": ("name", "slug", "is_active", "address", "contact_email", "contact_phone")}),
-        ("Tours", {"fields": ("time_zone", "tour_start_times", "tour_duration_minutes", "seats_per_tour",
-                              "max_advance_days", "min_notice_hours", "closed_weekdays")}),
+        ("Tours", {
+            "fields": ("time_zone", "tour_start_times", "tour_duration_minutes", "seats_per_tour",
+                       "max_people_per_booking", "max_advance_days", "min_notice_hours", "closed_weekdays"),
+            "description": "A seat on a tour is one family: one booking takes one seat, with all its children. "
+                           "Cap how many people a family may bring with “max people per booking”.",
+        }),
         ("Channels", {"fields": ("default_phone_region", "chatwoot_inbox_ids", "whatsapp_phone_number_id")}),
+        ("Languages", {"fields": ("languages",)}),
+        ("After the booking", {"fields": ("waitlist_hold_minutes", "after_tour_next_step", "pipedrive_stage_ids")}),
     )
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        if db_field.name == "languages":  # ticked, not typed as JSON
+            return forms.MultipleChoiceField(
+                choices=settings.LANGUAGES, widget=forms.CheckboxSelectMultiple, required=False,
+                help_text="Parents writing in a language not ticked here are answered in English.")
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     @admin.display(description="Tour times")
     def tour_times(self, obj: School) -> str:
@@ -88,27 +116,38 @@ class TourSlotForm(forms.ModelForm):
 
     def clean_capacity(self) -> int:
         capacity = self.cleaned_data["capacity"]
-        if self.instance.pk and capacity < self.instance.seats_taken:
+        if self.instance.pk and capacity < self.instance.seats_taken + self.instance.seats_held:
+            held = f" and {self.instance.seats_held} held for waitlist offers" if self.instance.seats_held else ""
             raise forms.ValidationError(
-                f"{self.instance.seats_taken} seats are already taken; cancel bookings before lowering capacity."
+                f"{self.instance.seats_taken} seats are already taken{held}; cancel bookings before lowering capacity."
             )
         if capacity < 1:
             raise forms.ValidationError("A tour needs at least one seat.")
         return capacity
 
 
+class CapacityThroughWaitlist:
+    """A capacity change goes through bookings.waitlist.set_capacity: new seats are offered to the waitlist."""
+
+    def save_model(self, request, obj: TourSlot, form, change: bool) -> None:
+        if change and "capacity" in form.changed_data:
+            waitlist.set_capacity(obj, obj.capacity)
+        else:
+            super().save_model(request, obj, form, change)
+
+
 @admin.register(TourSlot)
-class TourSlotAdmin(SchoolTimeAdmin, admin.ModelAdmin):
+class TourSlotAdmin(CapacityThroughWaitlist, SchoolTimeAdmin, admin.ModelAdmin):
     """Slots are created by the first booking of a tour; staff may only change the capacity."""
 
     form = TourSlotForm
-    list_display = ("local_start", "school", "seats_taken", "capacity", "seats_left")
-    list_filter = ("school",)
+    list_display = ("local_start", "school", "kind", "seats_taken", "seats_held", "capacity", "seats_left")
+    list_filter = ("school", "kind")
     search_fields = ("school__name",)
     date_hierarchy = "starts_at"
     list_select_related = ("school",)
-    readonly_fields = ("school", "local_start", "seats_taken")
-    fields = ("school", "local_start", "capacity", "seats_taken")
+    readonly_fields = ("school", "local_start", "seats_taken", "seats_held")
+    fields = ("school", "local_start", "capacity", "seats_taken", "seats_held")
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -120,29 +159,158 @@ class TourSlotAdmin(SchoolTimeAdmin, admin.ModelAdmin):
 
     @admin.display(description="Seats left")
     def seats_left(self, obj: TourSlot) -> int:
-        return obj.capacity - obj.seats_taken
+        return obj.seats_free
+
+
+class OpenDayForm(forms.ModelForm):
+    """Staff give the day and start time on the school's clock; stored in UTC."""
+
+    date = forms.DateField(widget=forms.DateInput(attrs={"type": "date"}))
+    start_time = forms.TimeField(widget=forms.TimeInput(attrs={"type": "time"}), help_text="The school's time.")
+
+    class Meta:
+        model = OpenDay
+        fields = ("school", "title", "duration_minutes", "capacity", "published")
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["title"].required = self.fields["duration_minutes"].required = True
+        if self.instance.pk:
+            local = self.instance.starts_at.astimezone(self.instance.school.tz)
+            self.initial.update(date=local.date(), start_time=local.time())
+
+    def clean(self) -> dict:
+        data = super().clean()
+        school = data.get("school") or getattr(self.instance, "school", None)
+        if school and data.get("date") and data.get("start_time"):
+            self.instance.starts_at = dt.datetime.combine(data["date"], data["start_time"], school.tz)
+            if self.instance.pk and data.get("capacity", 0) < self.instance.seats_taken + self.instance.seats_held:
+                self.add_error("capacity", "Lower than the seats already taken or held.")
+        return data
+
+
+@admin.register(OpenDay)
+class OpenDayAdmin(CapacityThroughWaitlist, SchoolTimeAdmin, admin.ModelAdmin):
+    """Open days: group events with their own time, length and capacity that parents book in the chat."""
+
+    form = OpenDayForm
+    list_display = ("title", "local_start", "school", "duration_minutes", "seats_taken", "capacity", "published")
+    list_filter = ("school", "published")
+    list_select_related = ("school",)
+    date_hierarchy = "starts_at"
+    readonly_fields = ("seats_taken", "seats_held")
+
+    local_start = time_column("starts_at", "Starts (school time)")
+
+    def get_fields(self, request, obj=None):
+        return ("school", "title", "date", "start_time", "duration_minutes", "capacity", "published",
+                *(("seats_taken", "seats_held") if obj else ()))
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return obj is None or not obj.seats_taken
+
+
+@admin.register(WaitlistEntry)
+class WaitlistEntryAdmin(SchoolTimeAdmin, admin.ModelAdmin):
+    """Who waits for which full tour, in the order seats are offered; staff move families up or down."""
+
+    list_display = ("reference", "tour", "position", "child_name", "parent_name", "masked_phone", "status",
+                    "held_until", "school")
+    list_filter = ("status", "school")
+    search_fields = ("=reference", "child_name", "parent_name")
+    list_select_related = ("school", "slot")
+    ordering = ("slot__starts_at", "position")
+    actions = ("move_up", "move_down", "withdraw")
+    readonly_fields = ("reference", "school", "slot", "contact", "position", "parent_name", "parent_phone",
+                       "parent_email", "child_name", "child_age", "status", "offered_at", "hold_expires_at",
+                       "booking")
+
+    held_until = time_column("hold_expires_at", "Held until")
+
+    def lookup_allowed(self, lookup: str, value, request=None) -> bool:
+        return lookup == "slot__id__exact" or super().lookup_allowed(lookup, value, request)  # the desk's link
+
+    @admin.display(description="Tour (school time)", ordering="slot__starts_at")
+    def tour(self, obj: WaitlistEntry) -> str:
+        return show(obj.slot.starts_at, obj)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="Phone")
+    def masked_phone(self, obj: WaitlistEntry) -> str:
+        return mask_phone(obj.parent_phone)
+
+    @admin.action(description="Move up the waitlist", permissions=["change"])
+    def move_up(self, request, queryset) -> None:
+        _run_service(self, request, queryset, "moved up", lambda e: waitlist.move(e, -1))
+
+    @admin.action(description="Move down the waitlist", permissions=["change"])
+    def move_down(self, request, queryset) -> None:
+        _run_service(self, request, queryset, "moved down", lambda e: waitlist.move(e, +1))
+
+    @admin.action(description="Take off the waitlist (an offer is passed on)", permissions=["change"])
+    def withdraw(self, request, queryset) -> None:
+        _run_service(self, request, queryset, "taken off the waitlist", waitlist.withdraw)
+
+
+
+class BookingChildInline(admin.TabularInline):
+    """The children on the tour, as given when it was booked (read-only: the concierge and the desk write them)."""
+
+    model = BookingChild
+    fields = ("name", "age", "date_of_birth", "year_group", "child")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class TourBookingMoveInline(SchoolTimeAdmin, admin.TabularInline):
+    """Every move of the tour: it kept its reference, the history stays here."""
+
+    model = TourBookingMove
+    fields = ("moved_local", "from_local", "to_local", "previous_reference")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    verbose_name_plural = "moves (the reference stayed the same)"
+
+    moved_local = time_column("moved_at", "Moved at")
+    from_local = time_column("from_starts_at", "From (school time)")
+    to_local = time_column("to_starts_at", "To (school time)")
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(TourBooking)
 class TourBookingAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     """Bookings are made, moved and cancelled through the booking service; here staff read and act."""
 
-    list_display = ("reference", "local_start", "child_name", "child_age", "parent_name", "masked_phone", "school",
-                    "status", "booked_at")
+    list_display = ("reference", "local_start", "children_label", "parent_name", "masked_phone", "school",
+                    "status", "moved", "booked_at")
     list_filter = ("status", "school", "starts_at")
-    search_fields = ("=reference", "child_name", "parent_name", "parent_email", "parent_phone")
+    search_fields = ("=reference", "child_name", "parent_name", "parent_email", "parent_phone",
+                     "=moves__previous_reference")
     date_hierarchy = "starts_at"
     list_select_related = ("school",)
     ordering = ("-starts_at",)
+    inlines = (BookingChildInline, TourBookingMoveInline)
     actions = ("cancel_bookings", "mark_completed", "mark_no_show")
     fieldsets = (
         (None, {"fields": ("reference", "status", "desk_links", "school", "local_start", "slot", "contact")}),
-        ("Family", {"fields": ("parent_name", "parent_phone", "parent_email", "child_name", "child_age",
-                               "child_date_of_birth", "special_requirements")}),
+        ("Family", {"fields": ("parent_name", "parent_phone", "parent_email", "children_label", "adults",
+                               "special_requirements")}),
         ("History", {"fields": ("replaces", "cancellation_reason", "cancelled_local", "booked_at", "updated_local")}),
     )
     readonly_fields = ("reference", "status", "desk_links", "school", "local_start", "slot", "contact",
-                       "parent_name", "parent_phone", "parent_email", "child_name", "child_age", "replaces",
+                       "parent_name", "parent_phone", "parent_email", "children_label", "adults", "replaces",
                        "cancellation_reason", "cancelled_local", "booked_at", "updated_local")
 
     def has_add_permission(self, request) -> bool:
@@ -156,9 +324,20 @@ class TourBookingAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     updated_local = time_column("updated_at", "Last changed")
     cancelled_local = time_column("cancelled_at", "Cancelled at")
 
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("children", "moves")
+
     @admin.display(description="Phone")
     def masked_phone(self, obj: TourBooking) -> str:
         return mask_phone(obj.parent_phone)
+
+    @admin.display(description="Children")
+    def children_label(self, obj: TourBooking) -> str:
+        return obj.children_label
+
+    @admin.display(description="Moves")
+    def moved(self, obj: TourBooking) -> int:
+        return len(obj.moves.all())
 
     @admin.display(description="Change")
     def desk_links(self, obj: TourBooking) -> str:
@@ -186,6 +365,33 @@ class TourBookingAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     def mark_no_show(self, request, queryset: QuerySet[TourBooking]) -> None:
         _run_service(self, request, queryset.select_related("school", "contact"), "marked no-show",
                      lambda booking: services.record_tour_outcome(booking=booking, status=TourBooking.Status.NO_SHOW))
+
+
+class _ReadOnly(ReadOnlyMixin, admin.ModelAdmin):
+    """Rows the booking service writes: staff read them here and act on the booking."""
+
+
+@admin.register(BookingChild)
+class BookingChildAdmin(_ReadOnly):
+    """Every child on every tour: who is coming, as the parent gave them."""
+
+    list_display = ("name", "age", "year_group", "booking", "child")
+    list_select_related = ("booking__school", "child")
+    search_fields = ("name", "=booking__reference", "booking__parent_name")
+
+
+@admin.register(TourBookingMove)
+class TourBookingMoveAdmin(SchoolTimeAdmin, _ReadOnly):
+    """Every move of every tour; each tour kept its reference."""
+
+    list_display = ("booking", "from_local", "to_local", "moved_local", "previous_reference")
+    list_select_related = ("booking__school",)
+    search_fields = ("=booking__reference", "=previous_reference")
+    date_hierarchy = "moved_at"
+
+    moved_local = time_column("moved_at", "Moved at")
+    from_local = time_column("from_starts_at", "From (school time)")
+    to_local = time_column("to_starts_at", "To (school time)")
 
 
 @admin.register(CallbackRequest)

@@ -1,8 +1,10 @@
 """The booking intake: what a parent has told us so far about the tour they want, and what is still missing.
 
-It holds the details (parent, phone, e-mail, child, age, special requirements)
-and the parent's constraints on *when*: an exact day or a range of days, a part
-of the day, an exact start time. Later words refine earlier ones instead of
+It holds the details (parent, phone, e-mail, special requirements), the
+children coming (one family may bring several: each with a name, an age or a
+date of birth, and a year group if given) and the parent's constraints on
+*when*: an exact day or a range of days, a part of the day, an exact start time.
+Later words refine earlier ones instead of
 replacing the whole picture: "Thursday" then "in the afternoon" is Thursday
 afternoon; "11:30" after "the 12th" is the 12th at 11:30; "actually the 14th"
 keeps the time already chosen. The constraints survive questions in between,
@@ -18,9 +20,12 @@ same dict. Booking rules (open days, tour times, seats) stay in services.py.
 import datetime as dt
 import re
 from dataclasses import dataclass, field, fields
+from difflib import SequenceMatcher
 from typing import Any
 
-DETAILS = ("parent_name", "parent_phone", "parent_email", "child_name", "child_age", "special_requirements")
+DETAILS = ("parent_name", "parent_phone", "parent_email", "children", "special_requirements")
+CHILD_KEYS = ("name", "age", "date_of_birth", "year_group")
+SIMILAR_NAME = 0.75  # "Miah" for "Mia" (0.86) respells it; "Max" for "Mia" (0.67) is another child
 REQUIRED = ("child_name", "child_age", "parent_name", "parent_phone", "preferred_date", "preferred_time")
 PARTS_OF_DAY = {"morning": (0, 12), "afternoon": (12, 17), "evening": (17, 24)}
 
@@ -36,6 +41,7 @@ class Intake:
     """One booking being collected. `preferred_date` / `preferred_time` are the exact day and start time."""
 
     details: dict[str, Any] = field(default_factory=dict)
+    children: list[dict] = field(default_factory=list)  # [{"name": "Leo", "age": 5}, {"name": "Mia"}]
     preferred_date: str | None = None  # ISO day
     date_from: str | None = None  # a range of days ("next week", "between Tuesday and Thursday")
     date_to: str | None = None
@@ -49,27 +55,90 @@ class Intake:
         """The intake of a stored dict (the details and the when-fields side by side, as `as_dict` writes)."""
         data = data or {}
         when = {f.name: data.get(f.name) if _valid(f.name, data.get(f.name)) else None
-                for f in fields(cls) if f.name != "details"}
-        details = {k: v for k, v in data.items() if k in DETAILS and v not in (None, "")}
-        return cls(details=details, **when)
+                for f in fields(cls) if f.name not in ("details", "children")}
+        details = {k: v for k, v in data.items() if k in DETAILS and k != "children" and v not in (None, "")}
+        intake = cls(details=details, **when)
+        stored = data.get("children")
+        if isinstance(stored, list):
+            intake.record_children(stored)
+        intake.record_child(name=data.get("child_name"), age=data.get("child_age"))  # a state kept before children
+        return intake
 
     def as_dict(self) -> dict:
-        """The fields that say something, flat: {"child_name": "Ethan", "preferred_date": "2026-11-26", ...}."""
-        when = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "details"}
-        return {**self.details, **{k: v for k, v in when.items() if v}}
+        """The fields that say something, flat: {"children": [{"name": "Ethan", "age": 5}], "preferred_date": ...}."""
+        when = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("details", "children")}
+        children = {"children": [dict(c) for c in self.children]} if self.children else {}
+        return {**self.details, **children, **{k: v for k, v in when.items() if v}}
 
     # --- what the parent said ------------------------------------------------------------------------------
 
     def record_details(self, **values: Any) -> list[str]:
-        """Keep the details given (empty values are ignored); returns the fields whose value changed."""
+        """Keep the details given (empty values are ignored); returns the fields whose value changed.
+
+        `children` is the whole list of children; `child_name` / `child_age` speak of one child (`record_child`)."""
         changed = []
+        if isinstance(values.get("children"), list) and values["children"]:
+            changed += ["children"] if self.record_children(values["children"]) else []
+        if self.record_child(name=values.get("child_name"), age=values.get("child_age")):
+            changed.append("children")
         for name, value in values.items():
-            if name not in DETAILS or value in (None, ""):
+            if name not in DETAILS or name == "children" or value in (None, ""):
                 continue
             if self.details.get(name) != value:
                 changed.append(name)
             self.details[name] = value
         return changed
+
+    def record_children(self, children: list) -> bool:
+        """The children coming, as the whole list: a child already known keeps what was said of them unless
+        it is said again ("Leo and Mia" after "Leo, 5" keeps Leo's age). Returns whether anything changed."""
+        before = self.children
+        known = {str(c.get("name") or "").lower(): c for c in before if c.get("name")}
+        merged = []
+        for given in children:
+            child = _child(given)
+            if child is None:
+                continue
+            earlier = known.get(str(child.get("name") or "").lower(), {})
+            merged.append({**earlier, **child})
+        self.children = merged
+        return merged != before
+
+    def record_child(self, *, name: Any = None, age: Any = None) -> bool:
+        """One child's name and/or age, from a caller that speaks of one child at a time: the child of that
+        name; else the first one still unnamed; else, with one child, that child (a correction); else a child
+        more (or, among several, the one whose name it respells). An age alone goes to the first child without
+        one (or the only child). Returns whether it changed."""
+        name = str(name).strip() if name not in (None, "") else ""
+        if not name and age in (None, ""):
+            return False
+        before = [dict(c) for c in self.children]
+        if name:
+            target = next((c for c in self.children if str(c.get("name") or "").lower() == name.lower()), None)
+            target = target or next((c for c in self.children if not c.get("name")), None)
+            if target is None and len(self.children) == 1:
+                target = self.children[0]
+            if target is None:  # "Khloe" among Aiden and Chloe: a respelling, not a third child
+                target = next((c for c in self.children if _respelt(str(c.get("name") or ""), name)), None)
+            if target is None:
+                target = {}
+                self.children.append(target)
+            target["name"] = name
+        else:
+            ageless = [c for c in self.children if c.get("age") in (None, "") and not c.get("date_of_birth")]
+            target = ageless[0] if ageless else self.children[0] if len(self.children) == 1 else None
+            if target is None and not self.children:
+                target = {}
+                self.children.append(target)
+        if target is not None and age not in (None, ""):
+            target["age"] = age
+        return self.children != before
+
+    def children_without(self, key: str) -> list[dict]:
+        """The children still missing a name ("name") or an age ("age": neither age nor date of birth)."""
+        if key == "age":
+            return [c for c in self.children if c.get("age") in (None, "") and not c.get("date_of_birth")]
+        return [c for c in self.children if not c.get("name")]
 
     def record_when(
         self,
@@ -102,10 +171,16 @@ class Intake:
             self.part_of_day = None
 
     def day_in_range(self, weekday: int) -> str | None:
-        """The day of the range asked for that falls on `weekday` ("next week" then "Thursday"), if any."""
-        if not self.date_from:
+        """The day that falls on `weekday` in the range asked for ("next week" then "Thursday") or, when one day
+        was asked for, in that day's week, Monday to Sunday ("next Tuesday" then "Wednesday instead")."""
+        if self.date_from:
+            day, last = dt.date.fromisoformat(self.date_from), dt.date.fromisoformat(self.date_to or self.date_from)
+        elif self.preferred_date:
+            held = dt.date.fromisoformat(self.preferred_date)
+            day = held - dt.timedelta(days=held.weekday())
+            last = day + dt.timedelta(days=6)
+        else:
             return None
-        day, last = dt.date.fromisoformat(self.date_from), dt.date.fromisoformat(self.date_to or self.date_from)
         while day <= last:
             if day.weekday() == weekday:
                 return day.isoformat()
@@ -116,6 +191,11 @@ class Intake:
         """Drop one field (a detail, the day or the time), e.g. the one a booking rule refused."""
         if name in ("preferred_date", "preferred_time"):
             setattr(self, name, None)
+        elif name == "child_age":
+            for child in self.children:
+                child.pop("age", None)
+        elif name == "child_name":
+            self.children = []
         elif name:
             self.details.pop(name, None)
 
@@ -125,8 +205,11 @@ class Intake:
     # --- what follows from it ------------------------------------------------------------------------------
 
     def missing(self) -> list[str]:
-        values = {**self.details, "preferred_date": self.preferred_date, "preferred_time": self.preferred_time}
-        return [name for name in REQUIRED if values.get(name) in (None, "")]
+        """The required fields still missing; "child_name" / "child_age" while any child lacks a name / an age."""
+        values = {**self.details, "preferred_date": self.preferred_date, "preferred_time": self.preferred_time,
+                  "child_name": bool(self.children) and not self.children_without("name"),
+                  "child_age": bool(self.children) and not self.children_without("age")}
+        return [name for name in REQUIRED if values.get(name) in (None, "", False)]
 
     def search_args(self) -> dict:
         """check_availability arguments that respect every constraint (empty: the parent said nothing of when)."""
@@ -154,6 +237,23 @@ class Intake:
         if self.preferred_time and time != self.preferred_time:
             return False
         return not (self.part_of_day and part_of_day(time) != self.part_of_day)
+
+
+def _respelt(old: str, new: str) -> bool:
+    """Whether `new` is `old` spelt another way ("Khloe" for "Chloe", "Miah" for "Mia")."""
+    return bool(old) and SequenceMatcher(None, old.lower(), new.lower()).ratio() >= SIMILAR_NAME
+
+
+def _child(given: Any) -> dict | None:
+    """One child of a `children` list in its stored form ({"name", "age", "date_of_birth", "year_group"}, only
+    what is given), or None if it says nothing; a bare string is a name."""
+    if isinstance(given, str):
+        given = {"name": given}
+    if not isinstance(given, dict):
+        return None
+    child = {k: str(given[k]).strip() if k == "name" else given[k] for k in CHILD_KEYS
+             if given.get(k) not in (None, "")}
+    return {k: v for k, v in child.items() if v != ""} or None
 
 
 def _valid(name: str, value: Any) -> bool:

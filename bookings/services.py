@@ -8,12 +8,25 @@ last seat give exactly one booking.
 
 import datetime as dt
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
+from bookings import signals
+from bookings.models import (
+    WEEKDAY_NAMES,
+    BookingChild,
+    CallbackRequest,
+    School,
+    SchoolClosure,
+    TourBooking,
+    TourBookingMove,
+    TourSlot,
+    WaitlistEntry,
+    join_names,
+)
 from crm import services as crm
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 
@@ -24,12 +37,24 @@ TIME_OF_DAY = {"morning": (0, 12), "afternoon": (12, 17), "evening": (17, 24)}
 class BookingError(Exception):
     """A rule said no. `message` is written for the parent; `alternatives` are open slots to offer."""
 
-    def __init__(self, code: str, message: str, *, field: str = "", alternatives: list["SlotView"] | None = None):
+    def __init__(self, code: str, message: str, *, field: str = "", alternatives: list["SlotView"] | None = None,
+                 waitlist: bool = False):
         super().__init__(message)
         self.code = code
         self.message = message
         self.field = field
         self.alternatives = alternatives or []
+        self.waitlist = waitlist  # the slot is full and has a waitlist the parent can join
+
+
+@dataclass(frozen=True)
+class ChildDetails:
+    """A child coming on a tour, as the parent gave them."""
+
+    name: str
+    age: int | None = None
+    date_of_birth: dt.date | None = None
+    year_group: str = ""
 
 
 @dataclass(frozen=True)
@@ -116,9 +141,9 @@ def available_slots(
         SchoolClosure.objects.filter(school=school, date__range=(start, end)).values_list("date", flat=True)
     )
     taken = {
-        slot.starts_at: (slot.capacity, slot.seats_taken)
+        slot.starts_at: (slot.capacity, slot.seats_taken + slot.seats_held)
         for slot in TourSlot.objects.filter(
-            school=school,
+            school=school, kind=TourSlot.Kind.TOUR,
             starts_at__gte=dt.datetime.combine(start, dt.time.min, school.tz),
             starts_at__lt=dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, school.tz),
         )
@@ -155,6 +180,28 @@ def next_open_slots(school: School, after: dt.date | None = None, *, now: dt.dat
             first = later[0].local_date
             slots = [s for s in later if s.local_date < first + dt.timedelta(days=ALTERNATIVE_DAYS)]
     return slots
+
+
+def open_days(school: School, *, now: dt.datetime | None = None) -> list[TourSlot]:
+    """The school's published open days still ahead, soonest first (full ones too: they can say so)."""
+    return list(TourSlot.objects.filter(school=school, kind=TourSlot.Kind.OPEN_DAY, published=True,
+                                        starts_at__gt=now or timezone.now()).select_related("school"))
+
+
+def find_open_day(school: School, day: dt.date, start_time: dt.time | None = None, *,
+                  now: dt.datetime | None = None) -> TourSlot:
+    """The open day on that local day (at that time, if given), or a BookingError listing the open days."""
+    found = [event for event in open_days(school, now=now)
+             if event.starts_at.astimezone(school.tz).date() == day
+             and (start_time is None or event.starts_at.astimezone(school.tz).time() == start_time)]
+    if len(found) != 1:
+        raise BookingError("no_open_day", f"There's no open day on {describe_date(day)}"
+                                          f"{f' at {start_time:%H:%M}' if start_time else ''}.",
+                           field="preferred_date")
+    if found[0].seats_free <= 0:
+        raise BookingError("slot_full", f"The open day on {describe_date(day)} is fully booked.",
+                           field="preferred_date")
+    return found[0]
 
 
 def check_day(school: School, day: dt.date, *, now: dt.datetime | None = None) -> None:
@@ -199,40 +246,99 @@ def check_slot(school: School, day: dt.date, start_time: dt.time, *, now: dt.dat
     return starts_at
 
 
-def _take_seat(school: School, starts_at: dt.datetime, *, now: dt.datetime | None) -> TourSlot:
-    """Take one seat in the slot, inside the caller's transaction; BookingError when full."""
-    slot, _ = TourSlot.objects.get_or_create(school=school, starts_at=starts_at,
+def tour_slot(school: School, starts_at: dt.datetime) -> TourSlot:
+    """The row of the school's regular tour at that start, created on first use."""
+    slot, _ = TourSlot.objects.get_or_create(school=school, starts_at=starts_at, kind=TourSlot.Kind.TOUR,
                                              defaults={"capacity": school.seats_per_tour})
-    taken = TourSlot.objects.filter(pk=slot.pk, seats_taken__lt=F("capacity")).update(
-        seats_taken=F("seats_taken") + 1
-    )
-    if not taken:
-        local = starts_at.astimezone(school.tz)
-        others = [s for s in next_open_slots(school, after=local.date(), now=now) if s.starts_at != starts_at]
-        raise BookingError("slot_full", f"The {local:%H:%M} tour on {describe_date(local.date())} is fully booked.",
-                           field="preferred_time", alternatives=others)
     return slot
 
 
-def _release_seat(slot_id: int) -> None:
+def _take_seat(school: School, slot: TourSlot, *, now: dt.datetime | None) -> TourSlot:
+    """Take one free seat in the slot (not one held for a waitlist offer), inside the caller's transaction;
+    BookingError when full."""
+    taken = TourSlot.objects.filter(pk=slot.pk, seats_taken__lt=F("capacity") - F("seats_held")).update(
+        seats_taken=F("seats_taken") + 1
+    )
+    if not taken:
+        local = slot.starts_at.astimezone(school.tz)
+        others = [s for s in next_open_slots(school, after=local.date(), now=now) if s.starts_at != slot.starts_at]
+        raise BookingError("slot_full", f"The {local:%H:%M} tour on {describe_date(local.date())} is fully booked.",
+                           field="preferred_time", alternatives=others, waitlist=True)
+    return slot
+
+
+def _take_held_seat(offer: WaitlistEntry, now: dt.datetime | None) -> TourSlot:
+    """Turn the seat held for a waitlist offer into a taken seat; BookingError when the offer is no longer live."""
+    TourSlot.objects.select_for_update().filter(pk=offer.slot_id).first()  # the slot, then the offer (waitlist.py)
+    locked = WaitlistEntry.objects.select_for_update().get(pk=offer.pk)
+    if locked.status != WaitlistEntry.Status.OFFERED or locked.hold_expires_at <= (now or timezone.now()):
+        raise BookingError("offer_expired", "Sorry, the seat we were holding for you is no longer held.")
+    moved = TourSlot.objects.filter(pk=locked.slot_id, seats_held__gt=0).update(
+        seats_held=F("seats_held") - 1, seats_taken=F("seats_taken") + 1)
+    if not moved:  # the CHECK constraint and the offer's row lock make this unreachable; never book without a seat
+        raise BookingError("offer_expired", "Sorry, the seat we were holding for you is no longer held.")
+    return locked.slot
+
+
+def _release_seat(slot_id: int, now: dt.datetime | None = None) -> None:
+    """Free one seat, and offer it to the slot's waitlist (in the same transaction, under the slot's lock)."""
+    from bookings import waitlist  # late import: the waitlist books through this module
+
     TourSlot.objects.filter(pk=slot_id, seats_taken__gt=0).update(seats_taken=F("seats_taken") - 1)
+    waitlist.offer_free_seats(slot_id, now=now)
 
 
 def _clean_details(school: School, parent_name: str, parent_phone: str, parent_email: str,
-                   child_name: str, child_age: int | None) -> tuple[str, str, str, str]:
-    missing = [name for name, value in (("parent_name", parent_name), ("parent_phone", parent_phone),
-                                        ("child_name", child_name)) if not (value or "").strip()]
+                   children: list["ChildDetails"]) -> tuple[str, str, str]:
+    named = bool(children) and all((child.name or "").strip() for child in children)
+    missing = [name for name, value in (("parent_name", parent_name), ("parent_phone", parent_phone))
+               if not (value or "").strip()] + ([] if named else ["child_name"])
     if missing:
         raise BookingError("missing_fields", f"Still needed: {', '.join(missing)}.", field=missing[0])
-    if child_age is not None and not 1 <= child_age <= 19:
-        raise BookingError("invalid_age", f"A child's age of {child_age} doesn't look right for a school tour.",
-                           field="child_age")
     try:
         phone = normalise_phone(parent_phone, school.default_phone_region)
         email = normalise_email(parent_email) if parent_email else ""
     except InvalidContactDetail as exc:
         raise BookingError(f"invalid_{exc.field.removeprefix('parent_')}", exc.message, field=exc.field) from None
-    return parent_name.strip(), phone, email, child_name.strip()
+    return parent_name.strip(), phone, email
+
+
+def clean_children(school: School, children: list[ChildDetails], adults: int = 1) -> list[ChildDetails]:
+    """The children of one booking (named: see `_clean_details`), with sensible ages, each once, within the
+    school's cap on people."""
+    cleaned: list[ChildDetails] = []
+    for child in children:
+        name = " ".join((child.name or "").split())
+        if child.age is not None and not 1 <= child.age <= 19:
+            raise BookingError("invalid_age", f"A child's age of {child.age} doesn't look right for a school tour.",
+                               field="child_age")
+        if any(c.name.lower() == name.lower() for c in cleaned):
+            continue  # "Leo (5) and Leo" is one Leo
+        cleaned.append(ChildDetails(name, child.age, child.date_of_birth, (child.year_group or "").strip()))
+    if adults < 1:
+        raise BookingError("invalid_adults", "At least one adult comes with the children.", field="adults")
+    cap = school.max_people_per_booking
+    if cap and len(cleaned) + adults > cap:
+        raise BookingError(
+            "too_many_people",
+            f"Each family may bring up to {cap} people to a tour, children and adults together; this booking "
+            f"would be {len(cleaned) + adults} ({len(cleaned)} {'child' if len(cleaned) == 1 else 'children'} "
+            f"and {adults} {'adult' if adults == 1 else 'adults'}).",
+            field="children",
+        )
+    return cleaned
+
+
+def _set_children(booking: TourBooking, children: list[ChildDetails]) -> None:
+    """The booking's children, each the contact's child in the CRM; `child_name` is their names on one line."""
+    known = crm.remember_children(booking.contact, [(c.name, c.age, c.date_of_birth, c.year_group) for c in children])
+    booking.children.all().delete()
+    BookingChild.objects.bulk_create(
+        BookingChild(booking=booking, child=record, position=index, name=c.name, age=c.age,
+                     date_of_birth=c.date_of_birth, year_group=c.year_group)
+        for index, (c, record) in enumerate(zip(children, known, strict=True))
+    )
+    booking.child_name = join_names([c.name for c in children])[:200]
 
 
 def book_tour(
@@ -242,30 +348,52 @@ def book_tour(
     parent_name: str,
     parent_phone: str,
     parent_email: str = "",
-    child_name: str,
+    children: list[ChildDetails] | None = None,
+    child_name: str = "",
     child_age: int | None = None,
     child_date_of_birth: dt.date | None = None,
+    adults: int = 1,
     local_date: dt.date,
     local_time: dt.time,
     special_requirements: str = "",
+    event: TourSlot | None = None,
+    offer: WaitlistEntry | None = None,
     now: dt.datetime | None = None,
 ) -> TourBooking:
-    """Book one seat on a tour for a contact of the school, with its CRM records."""
-    parent_name, phone, email, child_name = _clean_details(
-        school, parent_name, parent_phone, parent_email, child_name, child_age
-    )
-    starts_at = check_slot(school, local_date, local_time, now=now)
+    """Book one seat on a tour for one family (one or more children; `child_name`/`child_age` is the
+    one-child shorthand), with its CRM records.
+
+    `event`: an open day's slot instead of the regular tour at local_date/local_time.
+    `offer`: a waitlist offer being accepted: its held seat is taken (the notice rule does not apply).
+    """
+    children = children or [ChildDetails(child_name, child_age, child_date_of_birth)]
+    parent_name, phone, email = _clean_details(school, parent_name, parent_phone, parent_email, children)
+    children = clean_children(school, children, adults)
+    fixed = offer.slot if offer else event
+    if fixed is not None:
+        starts_at = fixed.starts_at
+        if starts_at <= (now or timezone.now()) or (event and not event.published):
+            raise BookingError("past_date", "That tour can no longer be booked.", field="preferred_date")
+    else:
+        starts_at = check_slot(school, local_date, local_time, now=now)
     try:
         with transaction.atomic():
-            slot = _take_seat(school, starts_at, now=now)
+            if offer:
+                slot = _take_held_seat(offer, now)
+            else:
+                slot = _take_seat(school, event or tour_slot(school, starts_at), now=now)
             booking = TourBooking.objects.create(
                 school=school, contact=contact, slot=slot, starts_at=starts_at,
-                parent_name=parent_name, parent_phone=phone, parent_email=email,
-                child_name=child_name, child_age=child_age, child_date_of_birth=child_date_of_birth,
+                parent_name=parent_name, parent_phone=phone, parent_email=email, adults=adults,
+                child_name=join_names([c.name for c in children])[:200],
                 special_requirements=(special_requirements or "").strip(),
             )
+            _set_children(booking, children)
             crm.fill_contact_details(contact, phone=phone, email=email, name=parent_name)
             crm.record_tour_booked(booking)
+            if offer:
+                WaitlistEntry.objects.filter(pk=offer.pk).update(
+                    status=WaitlistEntry.Status.ACCEPTED, booking=booking, updated_at=timezone.now())
     except IntegrityError:
         raise BookingError("already_booked", "You already have a place on that tour.",
                            field="preferred_time") from None
@@ -275,10 +403,10 @@ def book_tour(
 def reschedule_tour(
     *, booking: TourBooking, new_date: dt.date, new_time: dt.time, now: dt.datetime | None = None
 ) -> TourBooking:
-    """Move a tour: the new seat is taken and the old one released in one transaction.
+    """Move a tour; it keeps its reference. The new seat is taken before the old one is released, in one
+    transaction under row locks (the booking, then both slots in id order), and the move is kept as history.
 
-    The old booking is kept (status "rescheduled") and linked from the new one.
-    """
+    Returns the same booking, now at the new time (`moves.last()` says where it was)."""
     school = booking.school
     _ensure_changeable(booking, now)
     starts_at = check_slot(school, new_date, new_time, now=now)
@@ -286,27 +414,25 @@ def reschedule_tour(
         raise BookingError("same_slot", "Your tour is already at that time.", field="new_time")
     try:
         with transaction.atomic():
-            old = TourBooking.objects.select_for_update().get(pk=booking.pk)
-            if old.status != TourBooking.Status.SCHEDULED:
-                raise BookingError("not_scheduled", f"Booking {old.reference} is {old.get_status_display().lower()}.")
+            locked = (TourBooking.objects.select_for_update(of=("self",)).select_related("school", "contact")
+                      .get(pk=booking.pk))  # the booking row only: never the school's or the contact's
+            if locked.status != TourBooking.Status.SCHEDULED:
+                raise BookingError("not_scheduled",
+                                   f"Booking {locked.reference} is {locked.get_status_display().lower()}.")
             # Lock both seat rows in id order: two parents swapping tours at once must not deadlock.
-            target, _ = TourSlot.objects.get_or_create(school=school, starts_at=starts_at,
-                                                       defaults={"capacity": school.seats_per_tour})
-            list(TourSlot.objects.select_for_update(no_key=True).filter(pk__in=[old.slot_id, target.pk]).order_by("pk"))
-            slot = _take_seat(school, starts_at, now=now)
-            _release_seat(old.slot_id)
-            old.status = TourBooking.Status.RESCHEDULED
-            old.save(update_fields=["status", "updated_at"])
-            new = TourBooking.objects.create(
-                school=school, contact=old.contact, slot=slot, starts_at=starts_at, replaces=old,
-                parent_name=old.parent_name, parent_phone=old.parent_phone, parent_email=old.parent_email,
-                child_name=old.child_name, child_age=old.child_age, child_date_of_birth=old.child_date_of_birth,
-                special_requirements=old.special_requirements,
-            )
-            crm.record_tour_rescheduled(old, new)
+            target = tour_slot(school, starts_at)
+            list(TourSlot.objects.select_for_update(no_key=True).filter(pk__in=[locked.slot_id, target.pk])
+                 .order_by("pk"))
+            slot = _take_seat(school, target, now=now)  # book the new seat first...
+            _release_seat(locked.slot_id, now)  # ...then release the old one (offered to its waitlist)
+            move = TourBookingMove.objects.create(booking=locked, from_starts_at=locked.starts_at,
+                                                  to_starts_at=starts_at)
+            locked.slot, locked.starts_at = slot, starts_at
+            locked.save(update_fields=["slot", "starts_at", "updated_at"])
+            crm.record_tour_moved(locked, move.from_starts_at)
     except IntegrityError:
         raise BookingError("already_booked", "You already have a place on that tour.", field="new_time") from None
-    return new
+    return locked
 
 
 def cancel_tour(*, booking: TourBooking, reason: str = "", now: dt.datetime | None = None) -> TourBooking:
@@ -317,7 +443,7 @@ def cancel_tour(*, booking: TourBooking, reason: str = "", now: dt.datetime | No
         if locked.status != TourBooking.Status.SCHEDULED:
             raise BookingError("not_scheduled", f"Booking {locked.reference} is already "
                                                 f"{locked.get_status_display().lower()}.")
-        _release_seat(locked.slot_id)
+        _release_seat(locked.slot_id, now)
         locked.status = TourBooking.Status.CANCELLED
         locked.cancellation_reason = (reason or "").strip()[:300]
         locked.cancelled_at = timezone.now()
@@ -337,6 +463,7 @@ def record_tour_outcome(*, booking: TourBooking, status: str) -> TourBooking:
         locked.status = status
         locked.save(update_fields=["status", "updated_at"])
         crm.record_tour_outcome(locked)
+        transaction.on_commit(lambda: signals.tour_outcome_recorded.send(sender=TourBooking, booking=locked))
     return locked
 
 
@@ -344,25 +471,58 @@ CORRECTABLE_FIELDS = ("parent_name", "parent_phone", "parent_email", "child_name
 
 
 def correct_booking_details(*, booking: TourBooking, now: dt.datetime | None = None, **fields) -> TourBooking:
-    """Fix details of a scheduled tour after the fact ("it's Anna, not Ana"); the slot is unchanged."""
+    """Fix details of a scheduled tour after the fact ("it's Anna, not Ana"); the slot is unchanged.
+
+    `child_name` / `child_age` correct the tour's only child; on a tour for several children a corrected name
+    replaces the one spelt most like it, and an age needs `child` (the name of the child it belongs to)."""
+    which = fields.pop("child", None)
     unknown = set(fields) - set(CORRECTABLE_FIELDS)
     if unknown:
         raise BookingError("invalid_field", f"These can't be changed on a booking: {', '.join(sorted(unknown))}.")
     _ensure_changeable(booking, now)
-    current = {name: getattr(booking, name) for name in CORRECTABLE_FIELDS}
-    merged = {**current, **{k: v for k, v in fields.items() if v not in (None, "")}}
-    parent_name, phone, email, child_name = _clean_details(
-        booking.school, merged["parent_name"], merged["parent_phone"], merged["parent_email"],
-        merged["child_name"], merged["child_age"],
-    )
-    changes = {"parent_name": parent_name, "parent_phone": phone, "parent_email": email, "child_name": child_name,
-               "child_age": merged["child_age"], "special_requirements": (merged["special_requirements"] or "").strip()}
+    given = {k: v for k, v in fields.items() if v not in (None, "")}
+    previous = {name: getattr(booking, name) for name in ("parent_name", "parent_phone", "parent_email",
+                                                          "child_name", "special_requirements")}
+    merged = {**previous, **{k: v for k, v in given.items() if k in previous}}
+    children = [ChildDetails(c.name, c.age, c.date_of_birth, c.year_group) for c in booking.children.all()]
+    renamed = None
+    if "child_name" in given or "child_age" in given:
+        index = _child_meant(children, which or given.get("child_name"), "child_age" in given and not which)
+        child = children[index]
+        children[index] = ChildDetails(str(given.get("child_name") or child.name).strip(),
+                                       given.get("child_age", child.age), child.date_of_birth, child.year_group)
+        renamed = (child.name, children[index].name) if children[index].name != child.name else None
+    parent_name, phone, email = _clean_details(booking.school, merged["parent_name"], merged["parent_phone"],
+                                               merged["parent_email"], children)
+    children = clean_children(booking.school, children, booking.adults)
     with transaction.atomic():
-        TourBooking.objects.filter(pk=booking.pk).update(**changes, updated_at=timezone.now())
-        for name, value in changes.items():
-            setattr(booking, name, value)
-        crm.record_tour_details_corrected(booking, current)
+        if renamed:
+            crm.rename_child(booking.contact, *renamed)
+        TourBooking.objects.filter(pk=booking.pk).update(
+            parent_name=parent_name, parent_phone=phone, parent_email=email, updated_at=timezone.now(),
+            special_requirements=(merged["special_requirements"] or "").strip(),
+        )
+        booking.parent_name, booking.parent_phone, booking.parent_email = parent_name, phone, email
+        booking.special_requirements = (merged["special_requirements"] or "").strip()
+        _set_children(booking, children)
+        TourBooking.objects.filter(pk=booking.pk).update(child_name=booking.child_name)
+        crm.record_tour_details_corrected(booking, previous)
     return booking
+
+
+def _child_meant(children: list[ChildDetails], name: str | None, age_only: bool) -> int:
+    """Which of a tour's children a correction is about: the only one, the one named, or the one spelt most
+    like the new name."""
+    if len(children) == 1:
+        return 0
+    if age_only:
+        names = join_names([c.name for c in children])
+        raise BookingError("which_child", f"This tour is for {names}: which child's age is that?", field="child")
+    lowered = str(name or "").strip().lower()
+    for index, child in enumerate(children):
+        if child.name.lower() == lowered:
+            return index
+    return max(range(len(children)), key=lambda i: SequenceMatcher(None, children[i].name.lower(), lowered).ratio())
 
 
 def _ensure_changeable(booking: TourBooking, now: dt.datetime | None) -> None:

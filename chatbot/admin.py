@@ -14,6 +14,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from adminpanel.forms import FaqEntryForm
+from adminpanel.records import ReadOnlyMixin
 from adminpanel.review import ConversationAdmin
 from adminpanel.schooltime import SchoolTimeAdmin, time_column
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
@@ -38,19 +39,6 @@ class StepJsonMixin:
         return _pretty_json(obj.tool_result)
 
 
-class ReadOnlyMixin:
-    """A record of what happened: viewable, not editable, not deletable."""
-
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
-
 # Conversations are reviewed and rated in the staff console (adminpanel/review.py).
 admin.site.register(Conversation, ConversationAdmin)
 
@@ -65,17 +53,17 @@ class ReasoningStepInline(StepJsonMixin, ReadOnlyMixin, admin.TabularInline):
 
 @admin.register(Message)
 class MessageAdmin(SchoolTimeAdmin, ReadOnlyMixin, admin.ModelAdmin):
-    list_display = ("id", "short_text", "role", "conversation", "channel", "sent_at", "model", "latency_ms",
-                    "cost")
-    list_filter = ("role", "channel", "model")
+    list_display = ("id", "short_text", "role", "language", "conversation", "channel", "sent_at", "model",
+                    "latency_ms", "cost")
+    list_filter = ("role", "language", "channel", "model")
     search_fields = ("text", "=channel_message_id", "=conversation__id")
     date_hierarchy = "created_at"
     list_select_related = ("conversation__contact", "conversation__school")
     school_filter_parameter = "conversation__school__id__exact"
     sent_at = time_column("created_at", "Sent (school time)")
     inlines = (ReasoningStepInline,)
-    fields = ("conversation", "role", "channel", "text", "payload_display", "channel_message_id", "reply_to",
-              "created_at", "processed_at", "delivered_at", "model", "latency_ms", "prompt_tokens",
+    fields = ("conversation", "role", "language", "channel", "text", "payload_display", "channel_message_id",
+              "reply_to", "created_at", "processed_at", "delivered_at", "model", "latency_ms", "prompt_tokens",
               "completion_tokens", "cost")
     readonly_fields = fields
 
@@ -116,14 +104,15 @@ class FaqEntryAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     """
 
     form = FaqEntryForm
-    list_display = ("question", "school_column", "short_answer", "is_active", "updated_local")
+    list_display = ("question", "school_column", "language", "short_answer", "is_active", "updated_local")
     list_display_links = ("question",)
-    list_filter = ("is_active", ("school", admin.RelatedOnlyFieldListFilter))
+    list_filter = ("is_active", "language", ("school", admin.RelatedOnlyFieldListFilter))
     list_editable = ("is_active",)
     search_fields = ("question", "answer")
     list_select_related = ("school",)
     readonly_fields = ("updated_local",)
-    fields = ("school", "question", "answer", "tags", "related_topics", "is_active", "updated_local")
+    fields = ("school", "language", "translation_of", "question", "answer", "tags", "related_topics", "is_active",
+              "updated_local")
     actions = ("activate", "deactivate")
     updated_local = time_column("updated_at", "Updated")
 
@@ -155,3 +144,5 @@ class FaqEntryAdmin(SchoolTimeAdmin, admin.ModelAdmin):
             self.message_user(request, f"FAQ entry “{obj}” added; the concierge answers it from now on.")
             return redirect("admin:dashboard")
         return super().response_add(request, obj, post_url_continue)
+
+from chatbot.reminders import admin as reminders_admin  # noqa: E402, F401  (registers the reminder admins)

@@ -24,6 +24,8 @@ import numpy as np
 from django.db.models import Count, Max, Q
 from rank_bm25 import BM25Okapi
 
+from chatbot import language
+from chatbot.agent.offline.gloss import gloss
 from chatbot.models import FaqEntry
 
 QUESTION_WEIGHT = 2.0  # a word in the question or tags counts twice a word in the answer
@@ -44,6 +46,7 @@ MAX_RELATED = 4
 MAX_TOPIC_WORDS = 6
 MAX_PARTS = 4  # questions answered from one message; the rest of a long message is one last part
 SUGGEST = "request_callback"
+LANGUAGE_KEYS = ("answer_language", "question_language")  # set when the answer is not in the question's language
 NO_MATCH_MESSAGE = (
     "The school's FAQ has no confident answer to this question. Don't guess: tell the parent you're not sure "
     "about it and offer a callback from the admissions team (request_callback)."
@@ -341,8 +344,9 @@ WORD = re.compile(r"[a-z0-9]+")
 
 
 def _words(text: str) -> list[str]:
-    """Lower-cased words with school phrases replaced; stop words still in."""
-    text = CONTRACTION.sub("", text.lower())  # "we'd", "what's": the pronoun, not "wed" or "whats"
+    """Lower-cased words with school phrases replaced; stop words still in. Chinese, Malay and Tamil words are
+    read in English first (chatbot.agent.offline.gloss), so an entry and a question in different languages meet."""
+    text = CONTRACTION.sub("", gloss(text).text.lower())  # "we'd", "what's": the pronoun, not "wed" or "whats"
     text = text.replace("'", "").replace("\u2019", "").replace("-", " ")
     for pattern, replacement in PHRASE_PATTERNS:
         text = pattern.sub(replacement, text)
@@ -417,6 +421,7 @@ def _is_everyday(token: str, word: str) -> bool:
 @dataclass
 class _Index:
     entries: list[dict]
+    translations: list[dict[str, dict]]  # per entry: language -> its translation
     titles: BM25Okapi
     bodies: BM25Okapi
     doc_tokens: list[frozenset[str]]
@@ -454,16 +459,31 @@ def _okapi(docs: list[list[str]]) -> BM25Okapi:
     return bm25
 
 
+def _translations(rows: list[dict]) -> tuple[list[dict], list[dict[str, dict]]]:
+    """The entries in their own right, and for each its translations by language (a translation whose entry is
+    not shown stands on its own)."""
+    ids = {row["id"] for row in rows}
+    entries = [row for row in rows if row["translation_of_id"] not in ids]
+    position = {row["id"]: i for i, row in enumerate(entries)}
+    translations: list[dict[str, dict]] = [{} for _ in entries]
+    for row in rows:
+        if row["translation_of_id"] in ids:
+            translations[position[row["translation_of_id"]]][row["language"]] = row
+    return entries, translations
+
+
 def _build_index(school) -> _Index | None:
     rows = list(
         FaqEntry.objects.filter(_entries_for(school)).order_by("school_id", "id")
-        .values("id", "question", "answer", "tags", "related_topics")
+        .values("id", "question", "answer", "tags", "related_topics", "language", "translation_of_id")
     )
     if not rows:
         return None
+    rows, translations = _translations(rows)
     title_docs, body_docs, raw_words = [], [], set()
-    for row in rows:
-        title_text = " ".join([row["question"], *[str(t) for t in row["tags"] or []]])
+    for row, versions in zip(rows, translations, strict=True):
+        title_text = " ".join([row["question"], *[str(t) for t in row["tags"] or []],
+                               *[version["question"] for version in versions.values()]])
         title_docs.append(list(dict.fromkeys(_tokens(title_text))))  # tags are alternatives, not frequency
         body_docs.append(_tokens(row["answer"]))
         words = [w for w in _words(f"{title_text} {row['answer']}") if w not in STOP_WORDS]
@@ -478,6 +498,7 @@ def _build_index(school) -> _Index | None:
     idf = {token: float(np.log((n - df + 0.5) / (df + 0.5) + 1)) for token, df in document_frequency.items()}
     return _Index(
         entries=rows,
+        translations=translations,
         titles=_okapi(title_docs),
         bodies=_okapi(body_docs),
         doc_tokens=doc_tokens,
@@ -658,20 +679,26 @@ def _no_match(standalone: str) -> dict:
             "standalone_question": standalone}
 
 
-def _success(index: _Index, position: int, sure: float, standalone: str, related_first: str = "") -> dict:
+def _success(index: _Index, position: int, sure: float, standalone: str, asked: str,
+             related_first: str = "") -> dict:
+    """The entry found, in the language asked in when it has that version (else in its own, which says so)."""
     entry = index.entries[position]
     related = [str(topic) for topic in entry["related_topics"] or []]
     if related_first:
         related = [related_first, *(topic for topic in related if topic != related_first)]
-    return {
+    served = entry if entry["language"] == asked else index.translations[position].get(asked, entry)
+    result = {
         "status": "success",
-        "answer": entry["answer"],
-        "question_matched": entry["question"],
-        "sources": [{"id": entry["id"], "question": entry["question"]}],
+        "answer": served["answer"],
+        "question_matched": served["question"],
+        "sources": [{"id": served["id"], "question": served["question"]}],
         "related_topics": [topic for topic in related if topic != entry["question"]][:MAX_RELATED],
         "confidence": round(sure, 2),
         "standalone_question": standalone,
     }
+    if served["language"] != asked:
+        result |= {"answer_language": served["language"], "question_language": asked}
+    return result
 
 
 def _pair(index: _Index, weights: dict[str, float], candidates: list[int]) -> tuple[int, int, float] | None:
@@ -700,7 +727,7 @@ def _credit(index: _Index, token: str, position: int) -> float:
     return BODY_CREDIT if token in index.doc_tokens[position] else 0.0
 
 
-def _answer_part(index: _Index | None, question: str, history: list[str] | None) -> list[dict]:
+def _answer_part(index: _Index | None, question: str, history: list[str] | None, asked: str) -> list[dict]:
     """The results for one question: the best entry, two entries that together answer it, or no_match when
     no entry (or pair) reaches MIN_CONFIDENCE."""
     vocabulary = index.vocabulary if index else None
@@ -724,13 +751,13 @@ def _answer_part(index: _Index | None, question: str, history: list[str] | None)
         pair = _pair(index, weights, [i for i in candidates if i in sure]) if COORDINATION.search(standalone) else None
         if pair is None:
             return [_no_match(standalone)]
-        return [_success(index, position, pair[2], standalone) for position in pair[:2]]
+        return [_success(index, position, pair[2], standalone, asked) for position in pair[:2]]
     best = answers[0]
     runner_up = next((i for i in answers if i != best), None)
     other = ""
     if runner_up is not None and _different_topics(index, best, runner_up):
         other = index.entries[runner_up]["question"]
-    return [_success(index, best, sure[best], standalone, related_first=other)]
+    return [_success(index, best, sure[best], standalone, asked, related_first=other)]
 
 
 def _as_question(text: str) -> str:
@@ -745,13 +772,14 @@ def answer_question(school, question: str, history: list[str] | None = None) -> 
     no_match when no part has one.
     """
     index = _index_for(school)
-    parts = split_question(question)
+    asked = language.detect(question, language.ENGLISH)
+    parts = split_question(gloss(question).text)
     if not parts:  # a greeting, thanks or a wish to book: nothing for the FAQ, nothing for its to-do list
         return {**_no_match(" ".join(question.split())), "message": NO_QUESTION_MESSAGE, "unanswered": []}
     earlier = list(history or [])
     results = []
     for part in parts:
-        results += _answer_part(index, part, earlier)
+        results += _answer_part(index, part, earlier, asked)
         earlier.append(part)  # "is there a bus? and how much is it?": the second leans on the first
     answered = [r for r in results if r["status"] == "success"]
     entries = list(dict.fromkeys(r["sources"][0]["id"] for r in answered))
@@ -777,9 +805,12 @@ def answer_question(school, question: str, history: list[str] | None = None) -> 
         "standalone_question": standalone,
         "answers": [{"question": r["standalone_question"], "answer": r["answer"],
                      "question_matched": r["question_matched"], "sources": r["sources"],
-                     "confidence": r["confidence"]} for r in found],
+                     "confidence": r["confidence"], **{k: r[k] for k in LANGUAGE_KEYS if k in r}} for r in found],
         "unanswered": unanswered,
     }
+    other_language = next((r for r in found if "answer_language" in r), None)
+    if other_language:
+        result |= {k: other_language[k] for k in LANGUAGE_KEYS}
     if unanswered:
         result["message"] = UNANSWERED_MESSAGE
         result["suggest"] = SUGGEST

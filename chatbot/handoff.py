@@ -16,14 +16,15 @@ books, moves, cancels or takes a callback (chatbot.outcomes).
 import re
 
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy
 
-from chatbot.agent.loop import GIVE_UP_TEXT
 from chatbot.channels.base import observer_for
+from chatbot.language import reply_language
 from chatbot.models import Channel, Conversation, Message
 
-HANDOFF_TEXT = ("I'm passing you to a member of our admissions team, who will reply here as soon as they can. "
-                "Thank you for your patience!")
+HANDOFF_TEXT = gettext_lazy("I'm passing you to a member of our admissions team, who will reply here as soon as "
+                            "they can. Thank you for your patience!")
 STAFF_CHANNELS = (Channel.CHATWOOT, Channel.WHATSAPP)
 
 _ASKS_FOR_PERSON = re.compile(
@@ -59,8 +60,12 @@ def hand_off(conversation: Conversation, reason: str, *, notify_parent: bool = F
                                text=f"Handed off to staff: {reason}.", payload={"handoff": reason})
         notice = None
         if notify_parent:
+            spoken = reply_language(locked.school, locked.contact)
+            with translation.override(spoken):
+                text = str(HANDOFF_TEXT)
             notice = Message.objects.create(conversation=locked, role=Message.Role.ASSISTANT, channel=locked.channel,
-                                            text=HANDOFF_TEXT, payload={"blocks": [], "handoff_notice": True})
+                                            text=text, language=spoken,
+                                            payload={"blocks": [], "handoff_notice": True})
         transaction.on_commit(lambda: observer_for(conversation.channel).handed_off(
             conversation, notice, reopen_platform=reopen_platform))
     return True
@@ -87,9 +92,8 @@ def record_turn_failure(message_id: int) -> None:
 
 
 def _is_failure(message: Message) -> bool:
-    if message.role == Message.Role.ASSISTANT:
-        return message.text.strip() == GIVE_UP_TEXT
-    return bool(message.payload.get("turn_failed"))
+    """A reply where the loop gave up (marked by it, chatbot.agent.loop.GaveUp), or a crashed turn's trace."""
+    return bool(message.payload.get("gave_up") or message.payload.get("turn_failed"))
 
 
 def hand_off_after_failures(message_id: int) -> bool:

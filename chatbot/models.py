@@ -1,6 +1,7 @@
 """Conversations, messages, the agent's reasoning steps, and the FAQ knowledge."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -76,6 +77,10 @@ class Message(models.Model):
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     role = models.CharField(max_length=16, choices=Role.choices)
     text = models.TextField(blank=True)
+    language = models.CharField(
+        max_length=8, blank=True, db_index=True, choices=settings.LANGUAGES,
+        help_text="A parent's message: the language it was taken as; an answer: the language it was written in.",
+    )
     payload = models.JSONField(default=dict, blank=True, help_text="Structured blocks (buttons, cards).")
     channel = models.CharField(max_length=16, choices=Channel.choices)
     channel_message_id = models.CharField(
@@ -147,9 +152,20 @@ class ReasoningStep(models.Model):
 
 
 class FaqEntry(models.Model):
+    """One question and its answer, in one language; a translation points at the entry it translates.
+
+    The FAQ search (chatbot/faq.py) reads every language in English words, so a question in any language finds
+    the entry, and answers with its translation in the parent's language when there is one."""
+
     school = models.ForeignKey(
         "bookings.School", null=True, blank=True, on_delete=models.CASCADE, related_name="faq_entries",
         help_text="Empty: applies to every school.",
+    )
+    language = models.CharField(max_length=8, choices=settings.LANGUAGES, default="en",
+                                help_text="The language the question and answer are written in.")
+    translation_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="translations",
+        help_text="The entry this one translates (empty for an entry in its own right).",
     )
     question = models.CharField(max_length=300)
     answer = models.TextField()
@@ -162,10 +178,24 @@ class FaqEntry(models.Model):
         ordering = ["school", "question"]
         verbose_name = "FAQ entry"
         verbose_name_plural = "FAQ entries"
-        constraints = [models.UniqueConstraint(fields=["school", "question"], name="faq_question_unique")]
+        constraints = [
+            models.UniqueConstraint(fields=["school", "question"], name="faq_question_unique"),
+            models.UniqueConstraint(fields=["translation_of", "language"], name="faq_one_translation_per_language"),
+        ]
 
     def __str__(self) -> str:
         return self.question
+
+    def clean(self) -> None:
+        original = self.translation_of
+        if original is None:
+            return
+        if original.pk == self.pk or original.translation_of_id is not None:
+            raise ValidationError({"translation_of": "Choose an entry in its own right, not a translation."})
+        if original.school_id != self.school_id:
+            raise ValidationError({"translation_of": "A translation belongs to the same school as its entry."})
+        if original.language == self.language:
+            raise ValidationError({"language": "A translation is in another language than its entry."})
 
 
 class ReviewScenario(models.Model):
@@ -240,3 +270,7 @@ class ReviewScenarioResult(models.Model):
     @property
     def passed(self) -> bool:
         return self.runs > 0 and self.passed_runs == self.runs
+
+
+# Tour reminders live in their own module (chatbot/reminders/), registered with this app.
+from chatbot.reminders.models import ReminderSettings, SentReminder  # noqa: E402, F401

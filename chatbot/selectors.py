@@ -10,6 +10,13 @@ from chatbot.models import Conversation, Message
 TRANSCRIPT_LIMIT = 50
 
 
+def latest_conversation(contact_id: int) -> Conversation | None:
+    """The contact's most recent conversation: where a message the parent did not ask for (a reminder, a seat
+    offer, a follow-up) goes, on that conversation's channel."""
+    return (Conversation.objects.select_related("school", "contact").filter(contact_id=contact_id)
+            .order_by("-started_at", "-id").first())
+
+
 def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LIMIT) -> list[Message]:
     """The last `limit` visible messages (parent, concierge, staff), oldest first."""
     recent = (

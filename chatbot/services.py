@@ -1,4 +1,4 @@
-"""Conversations: storing what arrives, running turns one at a time per contact, ending sessions.
+"""Conversations: storing what arrives, running turns one at a time per contact, ending sessions; FAQ translations.
 
 One entry point for every channel: `receive()`. The message is stored first
 (idempotent on the channel's message id), then `run_pending_turns()` takes the
@@ -8,23 +8,24 @@ because the database's `processed_at` is the truth about what was answered.
 """
 
 import asyncio
+import contextlib
 import datetime as dt
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
-from redis.exceptions import LockError, RedisError
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy
+from redis.exceptions import RedisError
 
 from bookings.models import School
-from chatbot import handoff, outcomes
-from chatbot.agent import memory
-from chatbot.agent.loop import run_turn
+from chatbot import handoff, language, outcomes
+from chatbot.agent import loop, memory
 from chatbot.channels.base import observer_for
-from chatbot.models import Conversation, Message
+from chatbot.models import Conversation, FaqEntry, Message
 from chatbot.text import without_nul
 from crm.models import Contact
 
@@ -32,8 +33,8 @@ logger = logging.getLogger(__name__)
 
 TURN_ATTEMPTS = 2  # a turn that fails is tried once more at once: a dropped connection is replaced by then
 RETRY_PAUSE_SECONDS = 0.5
-SORRY_TEXT = ("I'm sorry, something went wrong on my side and I couldn't answer that just now. "
-              "Please send your message again in a moment.")
+SORRY_TEXT = gettext_lazy("I'm sorry, something went wrong on my side and I couldn't answer that just now. "
+                          "Please send your message again in a moment.")
 
 
 @dataclass
@@ -65,18 +66,28 @@ def current_conversation(school: School, contact: Contact, channel: str, externa
 def store_inbound(conversation: Conversation, text: str, channel_message_id: str = "") -> tuple[Message, bool]:
     """Store a parent's message; (message, created). A redelivered channel message id is not stored twice."""
     text = without_nul(text)
-    if channel_message_id:
-        existing = Message.objects.filter(channel=conversation.channel, channel_message_id=channel_message_id).first()
-        if existing:
-            return existing, False
+    spoken = language.remember(conversation.contact, text)
     try:
-        with transaction.atomic():
+        # One INSERT, committed on its own; inside a caller's transaction, a savepoint keeps that transaction
+        # usable when the INSERT is refused.
+        with transaction.atomic() if transaction.get_connection().in_atomic_block else contextlib.nullcontext():
             message = Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text,
-                                             channel=conversation.channel, channel_message_id=channel_message_id)
-    except IntegrityError:  # the same delivery, concurrently
+                                             channel=conversation.channel, channel_message_id=channel_message_id,
+                                             language=spoken)
+    except IntegrityError:  # a redelivery (unique channel message id): the stored one
         return Message.objects.get(channel=conversation.channel, channel_message_id=channel_message_id), False
     Conversation.objects.filter(pk=conversation.pk).update(last_message_at=message.created_at)
     return message, True
+
+
+def store_outbound(conversation: Conversation, text: str, **fields) -> Message:
+    """A message of the concierge's own (a reminder, a seat offer, a follow-up) stored in the conversation, which
+    it makes the latest activity; delivering it is the caller's."""
+    with transaction.atomic():
+        message = Message.objects.create(conversation=conversation, role=fields.pop("role", Message.Role.ASSISTANT),
+                                         channel=conversation.channel, text=text, **fields)
+        Conversation.objects.filter(pk=conversation.pk).update(last_message_at=message.created_at)
+    return message
 
 
 def _receive_sync(school, contact, channel, text, channel_message_id, external_id) -> Received:
@@ -125,15 +136,41 @@ def _claim(messages: list[Message]) -> tuple[list[Message], dt.datetime]:
     """Mark the messages taken by this turn; only those no other turn took first (the database decides).
 
     The session lock keeps turns of a contact apart while Redis is up; this
-    conditional claim keeps each message answered once even when the lock was
-    lost (Redis restarted mid-turn) or could not be taken (Redis unreachable).
+    conditional UPDATE keeps each message answered once even when the lock was
+    lost (Redis restarted mid-turn) or could not be taken (Redis unreachable):
+    a row another turn took first no longer matches `processed_at IS NULL`. One
+    statement, committed on its own; only when some rows were taken by another
+    turn is a second one needed to tell which are ours (stamped with our time).
     """
     now = timezone.now()
-    with transaction.atomic():
-        ids = set(Message.objects.select_for_update().filter(pk__in=[m.pk for m in messages],
-                                                             processed_at__isnull=True).values_list("pk", flat=True))
-        Message.objects.filter(pk__in=ids).update(processed_at=now)
+    ids = {m.pk for m in messages}
+    if Message.objects.filter(pk__in=ids, processed_at__isnull=True).update(processed_at=now) < len(ids):
+        ids = set(Message.objects.filter(pk__in=ids, processed_at=now).values_list("pk", flat=True))
     return [m for m in messages if m.pk in ids], now
+
+
+@dataclass
+class Opened:
+    """A batch this turn took, and the prepared turn (or why preparing it failed: the batch is given back)."""
+
+    conversation: Conversation
+    batch: list[Message]
+    taken_at: dt.datetime
+    turn: loop.Turn | None = None
+    error: Exception | None = None
+
+
+def _open_turn(contact_id: int) -> Opened | None:
+    """A turn's first database hop: the pending messages, the claim, and everything the turn reads first."""
+    while pending := _pending(contact_id):
+        conversation = pending[0].conversation
+        batch, taken_at = _claim([m for m in pending if m.conversation_id == conversation.pk])
+        if batch:
+            try:
+                return Opened(conversation, batch, taken_at, loop.prepare_turn(conversation, batch))
+            except Exception as exc:  # the caller gives the batch back, on a fresh connection
+                return Opened(conversation, batch, taken_at, error=exc)
+    return None
 
 
 def _after_failure(conversation: Conversation, batch: list[Message], taken_at: dt.datetime) -> Message | None:
@@ -152,69 +189,83 @@ def _after_failure(conversation: Conversation, batch: list[Message], taken_at: d
     return reply
 
 
+class _ReleaseAndLook:
+    """The end of a turn's last database hop: release the session lock, then look for messages that came in
+    meanwhile (a message whose own turn found the lock taken is stored before that, so it is seen here)."""
+
+    def __init__(self, lock, contact_id: int) -> None:
+        self.lock, self.contact_id = lock, contact_id
+        self.done = False
+        self.pending = True  # until looked: go round once more
+
+    def __call__(self) -> None:
+        memory.release_in_thread(self.lock)
+        self.done = True
+        self.pending = _has_pending(self.contact_id)
+
+
 async def run_pending_turns(school_id: int, contact_id: int) -> bool:
     """Answer the contact's pending messages under the session lock; False if another turn holds it.
 
-    After releasing the lock it looks once more, so a message that arrived just as
-    the lock was being released is never stranded. A turn that fails (database
-    connection dropped, Redis gone) gives its messages back and is tried again, up
-    to TURN_ATTEMPTS times per call; then the parent is told (see `_apologise`) and
-    the error is raised for the caller to record.
+    A turn is three database hops (see `chatbot.agent.loop`): `_open_turn` takes the
+    messages and reads the context, each tool cycle stores its steps, and the last
+    stores the reply and releases the lock. After releasing it looks once more, so a
+    message that arrived just as the lock was being released is never stranded, and
+    takes the lock again for it. A turn that fails (database connection dropped,
+    Redis gone) gives its messages back and is tried again, up to TURN_ATTEMPTS times
+    per call; then the parent is told (see `_apologise`) and the error is raised for
+    the caller to record.
     """
     failures = 0
+    burst = settings.CHAT_BURST_WINDOW_SECONDS
     while True:
         lock = memory.session_lock(school_id, contact_id)
         if not await _acquire(lock):
             return False
+        release = _ReleaseAndLook(lock, contact_id)
         try:
-            await asyncio.sleep(settings.CHAT_BURST_WINDOW_SECONDS)  # let a burst of fragments land
-            while pending := await database_sync_to_async(_pending)(contact_id):
-                conversation = pending[0].conversation
-                batch, taken_at = await database_sync_to_async(_claim)(
-                    [m for m in pending if m.conversation_id == conversation.pk])
-                if batch:
-                    try:
-                        await _answer(conversation, batch)
-                    except Exception:
-                        failures += 1
-                        logger.exception("turn for contact %s failed (attempt %d of %d)", contact_id, failures,
-                                         TURN_ATTEMPTS)
-                        reply = await database_sync_to_async(_after_failure)(conversation, batch, taken_at)
-                        if reply is not None:  # it failed after the reply was stored: answered
-                            await _tell("the reply", observer_for(conversation.channel).reply(conversation, reply))
-                        elif failures >= TURN_ATTEMPTS:
-                            await _apologise(conversation)
-                            raise
-                        else:
-                            await asyncio.sleep(RETRY_PAUSE_SECONDS)
-                if not await _keep(lock):
-                    return True  # another turn holds the contact now and answers what is left
+            await asyncio.sleep(burst)  # let a burst of fragments land (before the first batch only)
+            burst = 0
+            opened = await database_sync_to_async(_open_turn)(contact_id)
+            if opened is not None:
+                failures = await _answer_or_give_back(opened, release, failures)
         finally:
-            await _release(lock)
-        if not await database_sync_to_async(_has_pending)(contact_id):
+            if not release.done:
+                await _release(lock)
+        if not (release.pending if release.done else await database_sync_to_async(_has_pending)(contact_id)):
             return True
 
 
+async def _answer_or_give_back(opened: Opened, release: _ReleaseAndLook, failures: int) -> int:
+    """Answer one batch; on failure give it back (or tell its stored reply); returns the failures so far."""
+    conversation, batch = opened.conversation, opened.batch
+    try:
+        if opened.error is not None:
+            raise opened.error
+        await _answer(conversation, opened.turn, release)
+    except Exception:
+        failures += 1
+        logger.exception("turn for contact %s failed (attempt %d of %d)", conversation.contact_id, failures,
+                         TURN_ATTEMPTS)
+        reply = await database_sync_to_async(_after_failure)(conversation, batch, opened.taken_at)
+        if reply is not None:  # it failed after the reply was stored: answered
+            await _tell("the reply", observer_for(conversation.channel).reply(conversation, reply))
+        elif failures >= TURN_ATTEMPTS:
+            await _apologise(conversation)
+            raise
+        else:
+            await asyncio.sleep(RETRY_PAUSE_SECONDS)
+    return failures
+
+
 async def _acquire(lock) -> bool:
-    """Take the session lock; True if taken. With Redis unreachable the turn runs without it (see `_claim`)."""
+    """Take the session lock (one Redis command); True if taken. With Redis unreachable the turn runs without
+    it (see `_claim`). The lock stays in Redis rather than PostgreSQL: a session advisory lock would pin a
+    pooled connection for the whole turn, model call included, and a transaction's lock ends at its commit."""
     try:
         return await lock.acquire()
     except RedisError as exc:
         logger.warning("Redis unreachable (%s): answering without the session lock", exc)
-        return True
-
-
-async def _keep(lock) -> bool:
-    """Renew the lock between batches (or take it, after running without); False if another turn holds it now."""
-    try:
-        await lock.extend(settings.SESSION_LOCK_TTL_SECONDS, replace_ttl=True)
-        return True
-    except LockError:  # lost (Redis restarted, TTL passed) or never taken (Redis was unreachable)
-        try:
-            return await lock.acquire()
-        except RedisError:
-            return True
-    except RedisError:
         return True
 
 
@@ -236,16 +287,18 @@ async def _tell(what: str, call: Awaitable) -> None:
         logger.warning("could not send %s to the parent's channel (%s: %s)", what, type(exc).__name__, exc)
 
 
-async def _answer(conversation: Conversation, batch: list[Message]) -> Message:
+async def _answer(conversation: Conversation, turn: loop.Turn, after_finish: Callable[[], None]) -> Message:
     observer = observer_for(conversation.channel)
     await _tell("typing", observer.typing(conversation, True))
     try:
-        reply = await run_turn(conversation, batch,
-                               on_step=lambda step: _tell("a reasoning step", observer.step(conversation, step)))
-    finally:
+        finished = await loop.run_prepared(
+            turn, on_steps=lambda steps: _tell("reasoning steps", observer.steps(conversation, steps)),
+            after_finish=after_finish)
+    except BaseException:
         await _tell("typing", observer.typing(conversation, False))
-    await _tell("the reply", observer.reply(conversation, reply))
-    return reply
+        raise
+    await _tell("the reply", observer.turn_reply(conversation, finished.reply, finished.steps))
+    return finished.reply
 
 
 async def _apologise(conversation: Conversation) -> None:
@@ -258,10 +311,13 @@ async def _apologise(conversation: Conversation) -> None:
     """
     if conversation.channel in handoff.STAFF_CHANNELS:
         return
+    spoken = language.reply_language(conversation.school, conversation.contact)
+    with translation.override(spoken):
+        text = str(SORRY_TEXT)
     try:
         notice = await database_sync_to_async(Message.objects.create)(
-            conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel, text=SORRY_TEXT,
-            payload={"blocks": [], "turn_failed": True})
+            conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel, text=text,
+            language=spoken, payload={"blocks": [], "turn_failed": True})
     except Exception:  # the database is gone too: nothing can be stored, so nothing is promised
         logger.exception("could not store the apology for conversation %s", conversation.pk)
         return
@@ -304,3 +360,17 @@ async def answer_message(message_id: int) -> None:
     if message.conversation.status != Conversation.Status.ACTIVE:
         return
     await answer_or_queue(Received(message, False, message.conversation))
+
+
+def save_faq_translations(entry: FaqEntry, translations: dict[str, dict]) -> int:
+    """Store the versions of an entry in other languages ({"zh-hans": {"question": ..., "answer": ...}}) it does not
+    have yet (one staff may since have edited is left as it is); returns how many were new."""
+    created = 0
+    for code, text in translations.items():
+        _, new = FaqEntry.objects.get_or_create(
+            translation_of=entry, language=code,
+            defaults={"school": entry.school, "question": text["question"], "answer": text["answer"],
+                      "is_active": entry.is_active},
+        )
+        created += new
+    return created

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from chatbot.channels import chatwoot, outbound, whatsapp
 from chatbot.models import Channel, Conversation, Message
+from chatbot.reminders import services as reminders
 from chatbot.services import end_idle_conversations
 from crm.external.tasks import ExternalTask
 from crm.models import ExternalCall
@@ -110,3 +111,10 @@ def deliver_whatsapp_message(self, message_id: int) -> str:
         return "skipped: WhatsApp is not configured"
     with whatsapp.WhatsAppClient() as client:
         return outbound.deliver(message_id, whatsapp.WhatsAppSender(client))
+
+
+@shared_task(acks_late=True)
+def send_due_reminders() -> str:
+    """The scheduled job of tour reminders (adminpanel/scheduling/jobs.py runs it every minute)."""
+    counts = reminders.send_due_reminders()
+    return ", ".join(f"{count} {state}" for state, count in sorted(counts.items())) or "none due"

@@ -3,8 +3,10 @@
 from django.core import signing
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.utils import translation
 
 from bookings.models import School, TourBooking
+from chatbot import language
 from chatbot.agent.blocks import ICS_SALT
 from chatbot.calendar import calendar_file
 
@@ -16,8 +18,11 @@ def demo_page(request: HttpRequest) -> HttpResponse:
 
 
 def chat_page(request: HttpRequest, school_slug: str) -> HttpResponse:
+    """The full-page chat, in the browser's preferred language when the school offers it (the widget then
+    follows the language the parent writes in)."""
     school = get_object_or_404(School, slug=school_slug, is_active=True)
-    return render(request, "chatbot/chat.html", {"school": school})
+    with translation.override(language.offered(translation.get_language_from_request(request), school.languages)):
+        return render(request, "chatbot/chat.html", {"school": school})
 
 
 def booking_ics(request: HttpRequest, token: str) -> HttpResponse:

@@ -12,9 +12,13 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 
+from adminpanel.scheduling import embedded  # noqa: E402
+from chatbot import language  # noqa: E402
 from chatbot.channels.web import ChatOriginValidator  # noqa: E402
 from chatbot.channels.worker import AGENT_CHANNEL, AgentWorker  # noqa: E402
 from chatbot.routing import websocket_urlpatterns  # noqa: E402
+
+language.warm_up()  # the language detector loads its models on first use: at start-up, not in a parent's turn
 
 application = ProtocolTypeRouter(
     {
@@ -24,3 +28,6 @@ application = ProtocolTypeRouter(
         "channel": ChannelNameRouter({AGENT_CHANNEL: AgentWorker.as_asgi()}),
     }
 )
+
+# The embedded default (eager Celery, no beat): the due scheduled jobs run on a thread of this process.
+embedded.start()

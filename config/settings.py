@@ -11,6 +11,8 @@ from pathlib import Path
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
+from adminpanel.scheduling.jobs import beat_schedule
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -94,18 +96,21 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
 else:
-    # Every database_sync_to_async hop closes its connection when it returns (a turn makes about 15):
-    # with a pool that close hands the connection back instead of ending it, so a hop costs no new
-    # PostgreSQL connection. Connections are checked when taken, so a dropped one is replaced unseen.
+    # Every database_sync_to_async hop closes its connection when it returns (a turn makes about five, one per
+    # phase): with a pool that close hands the connection back instead of ending it, so a hop costs no new
+    # PostgreSQL connection. A connection is pinged when taken only if it was last taken longer ago
+    # than DB_POOL_CHECK_IDLE_SECONDS (config/postgresql): no health-check round trip per hop on a busy server.
     # A process never holds more than DB_POOL_MAX_SIZE connections (PostgreSQL's max_connections is shared
     # by every web, agent and Celery process).
+    DATABASES["default"]["ENGINE"] = "config.postgresql"
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool replaces persistent connections
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False  # config.postgresql checks idle connections only
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         "min_size": env.int("DB_POOL_MIN_SIZE", default=1),
         "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
         "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=30.0),
     }
+DB_POOL_CHECK_IDLE_SECONDS = env.float("DB_POOL_CHECK_IDLE_SECONDS", default=5.0)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, channel layer, Celery ------------------------------------------
@@ -140,9 +145,13 @@ CELERY_TASK_TIME_LIMIT = 120
 CELERY_TASK_SOFT_TIME_LIMIT = 100
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULE = {
-    "end-idle-conversations": {"task": "chatbot.tasks.end_idle_conversations_task", "schedule": 300.0},
-}
+# Scheduled work: one registry (adminpanel/scheduling/jobs.py) for beat, the embedded scheduler and `run_scheduled`.
+CELERY_BEAT_SCHEDULE = beat_schedule()
+# The embedded default has no beat: with eager Celery a thread of the web process runs the due jobs
+# (adminpanel/scheduling/embedded.py). Off turns it off (tests do); with a broker it never runs (beat does the work).
+EMBEDDED_SCHEDULER = env.bool("EMBEDDED_SCHEDULER", default=True)
+SCHEDULER_TICK_SECONDS = env.float("SCHEDULER_TICK_SECONDS", default=15.0)
+SCHEDULER_FIRST_RUN_SECONDS = env.float("SCHEDULER_FIRST_RUN_SECONDS", default=5.0)
 
 # --- Conversation engine ----------------------------------------------------
 LLM_MODEL = env.str("LLM_MODEL", default="offline/policy")
@@ -175,6 +184,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en-gb"
+# The languages parents are answered in (chatbot/language.py); English is every school's fallback.
+LANGUAGES = [("en", "English"), ("zh-hans", "中文"), ("ms", "Bahasa Melayu"), ("ta", "தமிழ்")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
@@ -278,7 +290,14 @@ INBOUND_REDISPATCH_AFTER_SECONDS = env.int("INBOUND_REDISPATCH_AFTER_SECONDS", d
 EXTERNAL_HTTP_TIMEOUT_SECONDS = env.float("EXTERNAL_HTTP_TIMEOUT_SECONDS", default=10.0)
 # A send claimed this long ago by a worker that never finished it is treated as possibly done.
 EXTERNAL_CALL_CLAIM_TIMEOUT_SECONDS = env.int("EXTERNAL_CALL_CLAIM_TIMEOUT_SECONDS", default=90)
-CELERY_BEAT_SCHEDULE.update({
-    "redispatch-stale-inbound": {"task": "chatbot.tasks.redispatch_stale_inbound", "schedule": 60.0},
-    "pipedrive-reconcile": {"task": "crm.tasks.pipedrive_reconcile", "schedule": 900.0},
-})
+
+# E-mail (tour reminders of web-chat parents, and the fallback of the other channels). The console backend
+# prints them by default; set EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and EMAIL_HOST etc.
+EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
+EMAIL_PORT = env.int("EMAIL_PORT", default=25)
+EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
+EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
+EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="School tour concierge <no-reply@localhost>")

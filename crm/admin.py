@@ -8,6 +8,7 @@ from django.utils.html import format_html
 
 from adminpanel.schooltime import SchoolTimeAdmin, time_column
 from config.logging import mask_phone
+from crm import services
 from crm.models import Activity, Child, Contact, Deal
 
 
@@ -35,14 +36,14 @@ class DealInline(admin.TabularInline):
 @admin.register(Contact)
 class ContactAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     list_display = ("display_name", "masked_phone", "email", "school", "has_web_chat", "has_chatwoot", "first_seen")
-    list_filter = ("school", "created_at")
+    list_filter = ("school", "language", "created_at")
     search_fields = ("name", "preferred_name", "whatsapp_name", "email", "phone", "=web_visitor_id",
                      "=chatwoot_contact_id")
     date_hierarchy = "created_at"
     list_select_related = ("school",)
     inlines = (ChildInline, DealInline)
     fieldsets = (
-        (None, {"fields": ("school", "name", "preferred_name", "whatsapp_name", "phone", "email")}),
+        (None, {"fields": ("school", "name", "preferred_name", "whatsapp_name", "phone", "email", "language")}),
         ("Identities", {"fields": ("web_visitor_id", "chatwoot_contact_id", "pipedrive_person_id")}),
         ("Persistent context", {"fields": ("context_display",)}),
         ("Timestamps", {"fields": ("first_seen", "updated_local")}),
@@ -103,12 +104,26 @@ class DealAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     date_hierarchy = "created_at"
     list_select_related = ("contact__school",)
     raw_id_fields = ("contact",)
-    readonly_fields = ("pipedrive_deal_id", "opened_at", "updated_local")
+    readonly_fields = ("pipedrive_deal_id", "pipedrive_stage", "opened_at", "updated_local")
     inlines = (ActivityInline,)
     school_filter_parameter = "contact__school__id__exact"
+    actions = ("mark_applied",)
 
     opened_at = time_column("created_at", "Opened")
     updated_local = time_column("updated_at", "Last changed")
+
+    def save_model(self, request, obj: Deal, form, change: bool) -> None:
+        """A stage changed here moves the deal in Pipedrive too (crm.services.move_deal_stage)."""
+        super().save_model(request, obj, form, change)
+        if change and "stage" in form.changed_data:
+            services.move_deal_stage(obj, obj.stage)
+
+    @admin.action(description="Mark applied (the family has applied)", permissions=["change"])
+    def mark_applied(self, request, queryset) -> None:
+        for deal in queryset:
+            services.move_deal_stage(deal, Deal.Stage.APPLIED)
+            self.log_change(request, deal, "Marked applied (list action).")
+        self.message_user(request, f"{queryset.count()} deal(s) marked applied.")
 
 
 @admin.register(Activity)

@@ -1,5 +1,6 @@
 """Parents (contacts), their children, deals and activities, and the persistent context."""
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -49,6 +50,10 @@ class Contact(models.Model):
                   "a verified number identifies a contact (docs/identity.md).",
     )
     email = models.EmailField(blank=True)
+    language = models.CharField(
+        max_length=8, blank=True, choices=settings.LANGUAGES,
+        help_text="The language the parent last wrote in (chatbot/language.py); replies use it.",
+    )
     web_visitor_id = models.CharField(max_length=64, blank=True, help_text="Anonymous id of the web chat visitor.")
     chatwoot_contact_id = models.CharField(max_length=64, blank=True)
     pipedrive_person_id = models.BigIntegerField(null=True, blank=True)
@@ -85,6 +90,7 @@ class Child(models.Model):
     name = models.CharField(max_length=200)
     date_of_birth = models.DateField(null=True, blank=True)
     age = models.PositiveSmallIntegerField(null=True, blank=True)
+    year_group = models.CharField(max_length=40, blank=True, help_text="Year group of entry, if the parent said.")
     preferred_enrolment_date = models.DateField(null=True, blank=True)
 
     class Meta:
@@ -102,6 +108,8 @@ class Deal(models.Model):
         ENQUIRY = "enquiry", "Enquiry"
         TOUR_BOOKED = "tour_booked", "Tour booked"
         CALLBACK = "callback", "Callback requested"
+        TOURED = "toured", "Toured"
+        APPLIED = "applied", "Applied"
         LOST = "lost", "Lost"
 
     contact = models.ForeignKey(Contact, on_delete=models.CASCADE, related_name="deals")
@@ -109,6 +117,7 @@ class Deal(models.Model):
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.ENQUIRY)
     is_open = models.BooleanField(default=True)
     pipedrive_deal_id = models.BigIntegerField(null=True, blank=True)
+    pipedrive_stage = models.CharField(max_length=16, blank=True, help_text="The stage Pipedrive was last moved to.")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -222,6 +231,10 @@ class FailedTask(models.Model):
     ledger_key = models.CharField(max_length=200, blank=True, help_text="The side effect it was about, if any.")
     error = models.TextField(blank=True)
     retries = models.PositiveSmallIntegerField(default=0)
+    auto_retries = models.PositiveSmallIntegerField(
+        default=0, help_text="Times the catch-up job tried it again on its own (Pipedrive syncs).")
+    next_auto_retry_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the catch-up job tries it again (backoff while the system is down).")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     resolution = models.CharField(max_length=200, blank=True)

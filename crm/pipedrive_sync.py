@@ -47,7 +47,8 @@ def activity_fields(activity: Activity, person_id: int, deal_id: int) -> dict[st
         "participants": [{"person_id": person_id, "primary": True}],
         "note": _html(activity.note),
         "done": bool(activity.done),
-        "busy": activity.kind == Activity.Kind.TOUR,
+        # A tour blocks the calendar until it is done: held, cancelled or a no-show, it no longer does.
+        "busy": activity.kind == Activity.Kind.TOUR and not activity.done,
     }
     if activity.due_at:
         due = activity.due_at.astimezone(dt.UTC)
@@ -109,10 +110,22 @@ def ensure_deal(client: PipedriveClient, deal: Deal, person_id: int) -> int:
     return deal_id
 
 
+def ensure_deal_stage(client: PipedriveClient, deal: Deal, deal_id: int) -> None:
+    """Move the Pipedrive deal to the stage the school maps the deal's funnel stage to (School.pipedrive_stage_ids);
+    a stage the school does not map is left alone."""
+    stage_id = (deal.contact.school.pipedrive_stage_ids or {}).get(deal.stage)
+    if deal.pipedrive_stage == deal.stage:
+        return
+    if stage_id:
+        client.update_deal(deal_id, stage_id=stage_id)
+    Deal.objects.filter(pk=deal.pk).update(pipedrive_stage=deal.stage)
+    deal.pipedrive_stage = deal.stage
+
+
 def _booking_note(activity: Activity) -> str:
     booking = activity.tour_booking
     lines = [f"Tour booked by the school concierge chatbot: {booking.reference}.",
-             f"Child: {booking.child_name}" + (f", {booking.child_age}" if booking.child_age is not None else ""),
+             f"Children: {booking.children_label}",
              f"Parent: {booking.parent_name}, {booking.parent_phone}" + (
                  f", {booking.parent_email}" if booking.parent_email else "")]
     if booking.special_requirements:
@@ -173,7 +186,7 @@ def sync_contact(contact_id: int, client: PipedriveClient) -> dict[str, Any]:
     """Bring Pipedrive up to date with the contact's person, deals and activities."""
     contact = Contact.objects.get(pk=contact_id)
     activities = list(Activity.objects.filter(contact=contact)
-                      .select_related("deal__contact", "contact", "tour_booking", "callback__school")
+                      .select_related("deal__contact__school", "contact", "tour_booking", "callback__school")
                       .order_by("created_at", "id"))
     if not activities:
         return {"contact": contact_id, "activities": 0}
@@ -182,6 +195,7 @@ def sync_contact(contact_id: int, client: PipedriveClient) -> dict[str, Any]:
     for activity in activities:
         if activity.deal_id not in deal_ids:
             deal_ids[activity.deal_id] = ensure_deal(client, activity.deal, person_id)
+            ensure_deal_stage(client, activity.deal, deal_ids[activity.deal_id])
         ensure_activity(client, activity, person_id, deal_ids[activity.deal_id])
     return {"contact": contact_id, "person": person_id, "activities": len(activities)}
 

@@ -139,14 +139,46 @@ def _queue_pipedrive_sync(contact_id: int) -> None:
         transaction.on_commit(lambda: queue_sync(contact_id))
 
 
+def remember_children(contact: Contact, children: list[tuple[str, Any, Any, str]]) -> list[Child]:
+    """The contact's CRM child for each (name, age, date of birth, year group), created or brought up to date,
+    so a returning family's children are known. A name is matched case-insensitively."""
+    records = []
+    for name, age, born, year_group in children:
+        child = Child.objects.filter(contact=contact, name__iexact=name).first()
+        if child is None:
+            try:
+                with transaction.atomic():  # the same family booking in two tabs at once: one row
+                    child = Child.objects.create(contact=contact, name=name, age=age, date_of_birth=born,
+                                                 year_group=year_group or "")
+            except IntegrityError:
+                child = Child.objects.get(contact=contact, name=name)
+        else:
+            given = {"age": age, "date_of_birth": born, "year_group": year_group}
+            changed = [f for f, v in given.items() if v not in (None, "") and getattr(child, f) != v]
+            for field in changed:
+                setattr(child, field, given[field])
+            if changed:
+                child.save(update_fields=changed)
+        records.append(child)
+    return records
+
+
+def rename_child(contact: Contact, old: str, new: str) -> None:
+    """"It's Miah, not Mia": the CRM child follows, unless the contact already has a child of the new name."""
+    if not Child.objects.filter(contact=contact, name__iexact=new).exists():
+        Child.objects.filter(contact=contact, name__iexact=old).update(name=new)
+
+
+def known_children(contact: Contact) -> list[dict]:
+    """The contact's children as the CRM knows them ({"name", "age"?, "year_group"?}), oldest record first."""
+    return [{k: v for k, v in (("name", c.name), ("age", c.age), ("year_group", c.year_group)) if v not in (None, "")}
+            for c in Child.objects.filter(contact=contact).order_by("pk")]
+
+
 def record_tour_booked(booking) -> Activity:
     """Person -> deal -> tour activity for a new booking, and the contact's context."""
     contact = booking.contact
     contact.refresh_from_db(fields=["context"])
-    child, _ = Child.objects.get_or_create(contact=contact, name=booking.child_name)
-    if booking.child_age is not None and child.age != booking.child_age:
-        child.age = booking.child_age
-        child.save(update_fields=["age"])
     deal = _open_deal(contact, f"Admission enquiry: {booking.child_name} ({booking.parent_name})")
     if deal.stage != Deal.Stage.TOUR_BOOKED:
         deal.stage = Deal.Stage.TOUR_BOOKED
@@ -155,7 +187,7 @@ def record_tour_booked(booking) -> Activity:
         deal=deal,
         contact=contact,
         kind=Activity.Kind.TOUR,
-        subject=f"School tour: {booking.child_name} ({booking.reference})",
+        subject=_tour_subject(booking),
         due_at=booking.starts_at,
         duration_minutes=booking.school.tour_duration_minutes,
         note=booking.special_requirements,
@@ -174,17 +206,21 @@ def record_tour_booked(booking) -> Activity:
     return activity
 
 
-def record_tour_rescheduled(old, new) -> Activity | None:
-    """Move the tour activity to the new booking and time."""
-    activity = Activity.objects.filter(tour_booking=old).first()
+def _tour_subject(booking) -> str:
+    """"School tour: Leo (5) and Mia (3) (T-7KQ3XM)": every child on the tour."""
+    return f"School tour: {booking.children_label} ({booking.reference})"
+
+
+def record_tour_moved(booking, from_starts_at) -> Activity | None:
+    """The tour activity follows the booking to its new time; the note keeps where it was."""
+    activity = Activity.objects.filter(tour_booking=booking).first()
     if activity:
-        activity.tour_booking = new
-        activity.due_at = new.starts_at
-        activity.subject = f"School tour: {new.child_name} ({new.reference})"
-        activity.note = "\n".join(filter(None, [activity.note, f"Moved from {old.reference}."]))
-        activity.save()
-    update_persistent_context(new.contact, **_tour_context(new))
-    _queue_pipedrive_sync(new.contact_id)
+        was = from_starts_at.astimezone(booking.school.tz)
+        activity.due_at = booking.starts_at
+        activity.note = "\n".join(filter(None, [activity.note, f"Moved from {was:%a %d %b %Y %H:%M}."]))
+        activity.save(update_fields=["due_at", "note", "updated_at"])
+    update_persistent_context(booking.contact, **_tour_context(booking))
+    _queue_pipedrive_sync(booking.contact_id)
     return activity
 
 
@@ -201,20 +237,13 @@ def correct_parent_name(contact: Contact, old: str, new: str) -> None:
 
 
 def record_tour_details_corrected(booking, previous: dict[str, Any]) -> None:
-    """Names or contact details of a booked tour were corrected: the CRM follows, so the contact, the child and
-    the persistent context say what the booking says. `previous` holds the booking's values before."""
+    """Names or contact details of a booked tour were corrected: the CRM follows, so the contact, the activity
+    and the persistent context say what the booking says (its children are already the CRM's, see
+    `remember_children` and `rename_child`). `previous` holds the booking's values before."""
     contact = booking.contact
     contact.refresh_from_db(fields=["name", "context"])
-    Activity.objects.filter(tour_booking=booking).update(
-        subject=f"School tour: {booking.child_name} ({booking.reference})", updated_at=timezone.now()
-    )
+    Activity.objects.filter(tour_booking=booking).update(subject=_tour_subject(booking), updated_at=timezone.now())
     correct_parent_name(contact, previous.get("parent_name") or "", booking.parent_name)
-    if previous.get("child_name") != booking.child_name:
-        renamed = Child.objects.filter(contact=contact, name=previous.get("child_name"))
-        if not Child.objects.filter(contact=contact, name=booking.child_name).exists():
-            renamed.update(name=booking.child_name)
-    if booking.child_age is not None:
-        Child.objects.filter(contact=contact, name=booking.child_name).update(age=booking.child_age)
     update_persistent_context(
         contact,
         parent_preferred_phone=booking.parent_phone,
@@ -223,23 +252,43 @@ def record_tour_details_corrected(booking, previous: dict[str, Any]) -> None:
     )
 
 
+CANCELLED_PREFIX = "Cancelled: "
+
+
 def record_tour_cancelled(booking) -> Activity | None:
+    """The tour's activity says it is cancelled (subject prefix, done, so Pipedrive no longer shows a busy meeting)."""
     activity = Activity.objects.filter(tour_booking=booking).first()
     if activity:
         activity.done = True
+        if not activity.subject.startswith(CANCELLED_PREFIX):
+            activity.subject = f"{CANCELLED_PREFIX}{activity.subject}"
         reason = booking.cancellation_reason or "no reason given"
         activity.note = "\n".join(filter(None, [activity.note, f"Cancelled: {reason}."]))
-        activity.save(update_fields=["done", "note", "updated_at"])
+        activity.save(update_fields=["done", "subject", "note", "updated_at"])
     update_persistent_context(booking.contact, **_tour_context(booking))
     _queue_pipedrive_sync(booking.contact_id)
     return activity
 
 
 def record_tour_outcome(booking) -> None:
-    """A tour happened (or the family did not come): close its activity."""
+    """A tour happened (or the family did not come): close its activity; a family that came has toured."""
     Activity.objects.filter(tour_booking=booking).update(done=True, updated_at=timezone.now())
+    if booking.status == "completed":
+        Deal.objects.filter(contact_id=booking.contact_id, is_open=True,
+                            stage__in=[Deal.Stage.ENQUIRY, Deal.Stage.CALLBACK, Deal.Stage.TOUR_BOOKED]).update(
+            stage=Deal.Stage.TOURED, updated_at=timezone.now())
     update_persistent_context(booking.contact, tour_status=str(booking.status))
     _queue_pipedrive_sync(booking.contact_id)
+
+
+def move_deal_stage(deal: Deal, stage: str) -> Deal:
+    """Staff move a family along the admissions funnel (e.g. to "applied"); Pipedrive follows."""
+    if stage not in Deal.Stage.values:
+        raise ValueError(f"{stage!r} is not a deal stage.")
+    Deal.objects.filter(pk=deal.pk).update(stage=stage, updated_at=timezone.now())
+    deal.stage = stage
+    _queue_pipedrive_sync(deal.contact_id)
+    return deal
 
 
 def record_callback_requested(callback) -> Activity:

@@ -6,7 +6,17 @@ import factory
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
+from adminpanel.scheduling.models import JobRun
+from bookings.models import (
+    BookingChild,
+    CallbackRequest,
+    OpenDay,
+    School,
+    SchoolClosure,
+    TourBooking,
+    TourSlot,
+    WaitlistEntry,
+)
 from chatbot.models import (
     Channel,
     Conversation,
@@ -16,6 +26,7 @@ from chatbot.models import (
     ReviewScenario,
     ReviewScenarioResult,
 )
+from chatbot.reminders.models import ReminderSettings, SentReminder
 from crm.models import Activity, Child, Contact, Deal, ExternalCall, FailedTask
 
 
@@ -88,6 +99,29 @@ class TourSlotFactory(factory.django.DjangoModelFactory):
     capacity = 5
 
 
+class OpenDayFactory(TourSlotFactory):
+    class Meta:
+        model = OpenDay
+
+    title = "Spring Open Morning"
+    duration_minutes = 120
+    capacity = 40
+
+
+class WaitlistEntryFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = WaitlistEntry
+
+    slot = factory.SubFactory(TourSlotFactory)
+    school = factory.SelfAttribute("slot.school")
+    contact = factory.SubFactory("tests.factories.ContactFactory", school=factory.SelfAttribute("..school"))
+    position = factory.Sequence(lambda n: n + 1)
+    parent_name = "Jon Tan"
+    parent_phone = "+6591234567"
+    child_name = "Mia"
+    child_age = 5
+
+
 class TourBookingFactory(factory.django.DjangoModelFactory):
     """A booking row as stored; for the rules, book through bookings.services.book_tour."""
 
@@ -101,7 +135,13 @@ class TourBookingFactory(factory.django.DjangoModelFactory):
     parent_name = factory.SelfAttribute("contact.name")
     parent_phone = factory.SelfAttribute("contact.phone")
     child_name = factory.Faker("first_name")
-    child_age = 5
+
+    @factory.post_generation
+    def child(booking, create, extracted, **kwargs):  # noqa: N805 - factory-boy passes the object first
+        """The booking's one child, as the booking service writes it (a BookingChild linked to the CRM child)."""
+        if create:
+            record, _ = Child.objects.get_or_create(contact=booking.contact, name=booking.child_name)
+            BookingChild.objects.create(booking=booking, child=record, name=booking.child_name, age=5)
 
 
 class CallbackRequestFactory(factory.django.DjangoModelFactory):
@@ -224,3 +264,31 @@ class ReviewScenarioResultFactory(factory.django.DjangoModelFactory):
     passed_runs = 2
     pass_k = 0.0
     failures = "run 3: expected a new scheduled booking on 2026-12-01 at 09:00; no such booking was made"
+
+
+class ReminderSettingsFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ReminderSettings
+
+    school = factory.SubFactory(SchoolFactory)
+    hours_before = [24, 2]
+    whatsapp_template = "tour_reminder"
+
+
+class SentReminderFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = SentReminder
+
+    booking = factory.SubFactory(TourBookingFactory)
+    kind = "24h"
+    tour_starts_at = factory.SelfAttribute("booking.starts_at")
+    status = SentReminder.Status.FAILED
+    staff_note = "The 24h reminder could not be sent: no e-mail address. Please call the parent."
+
+
+class JobRunFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = JobRun
+
+    name = factory.Sequence(lambda n: f"job-{n}")
+    last_result = "2 sent"

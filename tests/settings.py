@@ -11,5 +11,7 @@ import secrets
 
 os.environ.setdefault("DEBUG", "True")
 os.environ.setdefault("SECRET_KEY", f"test-only-{secrets.token_urlsafe(48)}")
+# Processes the tests start (daphne for the browser tests) run no scheduler either.
+os.environ.setdefault("EMBEDDED_SCHEDULER", "False")
 
 from config.settings import *  # noqa: E402, F403

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from bookings.models import CallbackRequest, TourBooking, TourSlot
+from bookings.models import CallbackRequest, TourBooking, TourBookingMove, TourSlot
 from bookings.services import book_tour, request_callback
 from config.logging import mask_phone
 from crm.models import Activity
@@ -26,15 +26,20 @@ from tests.factories import (
     ExternalCallFactory,
     FailedTaskFactory,
     FaqEntryFactory,
+    JobRunFactory,
     MessageFactory,
+    OpenDayFactory,
     ReasoningStepFactory,
+    ReminderSettingsFactory,
     ReviewScenarioFactory,
     ReviewScenarioResultFactory,
     SchoolClosureFactory,
     SchoolFactory,
+    SentReminderFactory,
     TourBookingFactory,
     TourSlotFactory,
     UserFactory,
+    WaitlistEntryFactory,
 )
 
 MAKERS = {
@@ -42,6 +47,12 @@ MAKERS = {
     "bookings.schoolclosure": SchoolClosureFactory,
     "bookings.tourslot": TourSlotFactory,
     "bookings.tourbooking": TourBookingFactory,
+    "bookings.bookingchild": lambda: TourBookingFactory().children.get(),
+    "bookings.tourbookingmove": lambda: TourBookingMove.objects.create(
+        booking=(b := TourBookingFactory()), from_starts_at=b.starts_at - dt.timedelta(days=1),
+        to_starts_at=b.starts_at),
+    "bookings.openday": OpenDayFactory,
+    "bookings.waitlistentry": WaitlistEntryFactory,
     "bookings.callbackrequest": lambda: CallbackRequestFactory(assigned_to=UserFactory()),
     "crm.contact": ContactFactory,
     "crm.child": ChildFactory,
@@ -57,11 +68,15 @@ MAKERS = {
     "chatbot.faqentry": FaqEntryFactory,
     "chatbot.reviewscenario": ReviewScenarioFactory,
     "chatbot.reviewscenarioresult": ReviewScenarioResultFactory,
+    "chatbot.remindersettings": ReminderSettingsFactory,
+    "chatbot.sentreminder": SentReminderFactory,
+    "adminpanel.jobrun": JobRunFactory,
 }
 # WhiteNoise warns when STATIC_ROOT has not been collected yet: irrelevant to these pages.
 pytestmark = pytest.mark.filterwarnings("ignore:No directory at:UserWarning")
 
-ADDABLE = {"bookings.school", "bookings.schoolclosure", "crm.contact", "crm.child", "crm.deal", "chatbot.faqentry"}
+ADDABLE = {"bookings.school", "bookings.schoolclosure", "bookings.openday", "crm.contact", "crm.child", "crm.deal",
+           "chatbot.faqentry", "chatbot.remindersettings"}
 
 
 def admin_url(label: str, view: str, *args) -> str:
@@ -111,7 +126,7 @@ def populated(school, tuesday):
 
 def test_every_model_is_registered():
     registered = {model._meta.label_lower for model in admin.site._registry}
-    ours = {model._meta.label_lower for app in ("bookings", "crm", "chatbot")
+    ours = {model._meta.label_lower for app in ("bookings", "crm", "chatbot", "adminpanel")
             for model in apps.get_app_config(app).get_models()}
     assert ours == set(MAKERS)
     assert ours <= registered
@@ -317,3 +332,24 @@ def test_callback_actions(staff_client, school, superuser):
     assert callback.status == CallbackRequest.Status.DONE and callback.handled_at is not None
     assert Activity.objects.get(callback=callback).done
     assert callback.contact.__class__.objects.get(pk=callback.contact_id).context["callback_requested"] is False
+
+
+def test_staff_choose_the_languages_a_school_offers(staff_client, rf, admin_user):
+    import json
+
+    from bookings.models import School
+    from tests.factories import SchoolFactory
+
+    school = SchoolFactory()
+    page = staff_client.get(reverse("admin:bookings_school_change", args=[school.pk])).content.decode()
+    assert page.count('type="checkbox" name="languages"') == 4 and 'value="ta"' in page
+    request = rf.get("/")
+    request.user = admin_user
+    form_class = admin.site._registry[School].get_form(request, school)
+    data = {name: json.dumps(value) if isinstance(value, list | dict) else value
+            for name, value in form_class(instance=school).initial.items() if value is not None}
+    form = form_class(data={**data, "languages": ["en", "ms"]}, instance=school)
+    assert form.is_valid(), form.errors
+    form.save()
+    assert School.objects.get(pk=school.pk).languages == ["en", "ms"]
+    assert not form_class(data={**data, "languages": ["fr"]}, instance=school).is_valid()

@@ -1,5 +1,6 @@
 """seed_demo: idempotent, the demo users and groups, and the DEBUG guard on the demo password."""
 
+import datetime as dt
 import io
 import os
 import re
@@ -95,9 +96,11 @@ def test_the_two_schools_have_their_own_rules_and_content():
     for school in (tampines, riverside):
         questions = set(FaqEntry.objects.filter(school__in=[school]).values_list("question", flat=True))
         questions |= set(FaqEntry.objects.filter(school__isnull=True).values_list("question", flat=True))
-        for entry in FaqEntry.objects.filter(school=school):
+        for entry in FaqEntry.objects.filter(school=school, translation_of__isnull=True):
             assert entry.tags
             assert entry.related_topics and set(entry.related_topics) <= questions - {entry.question}
+        for version in FaqEntry.objects.filter(school=school, translation_of__isnull=False):  # fees in zh, ms, ta
+            assert version.translation_of.school == school and version.language != version.translation_of.language
         for booking in TourBooking.objects.filter(school=school):
             local = booking.local_start
             assert local.weekday() not in school.closed_weekdays
@@ -204,3 +207,21 @@ def test_without_a_password_a_development_install_gets_a_random_one_printed(monk
     get_user_model().objects.all().delete()
     [again] = re.findall(r"username: admin\s+password: (\S+)", seed())
     assert again != printed
+
+
+@pytest.mark.django_db
+def test_the_demo_family_has_a_reminder_due_at_start_up():
+    """`make run`: the embedded scheduler's first pass sends the demo tour's reminder (a Monday morning here)."""
+    import time_machine
+
+    from chatbot.reminders.services import due_reminders, send_due_reminders
+
+    monday_10_singapore = dt.datetime(2027, 3, 1, 2, 0, tzinfo=dt.UTC)
+    with time_machine.travel(monday_10_singapore, tick=False):
+        seed()
+        [demo] = TourBooking.objects.filter(parent_email="grace.lim@example.com")
+        assert demo.starts_at - dt.timedelta(hours=24) <= monday_10_singapore < demo.starts_at
+        assert [d.booking for d in due_reminders()] == [demo], "the demo tour, and only it, is due"
+        assert send_due_reminders() == {"sent": 1}
+        seed()
+        assert TourBooking.objects.filter(parent_email="grace.lim@example.com").count() == 1, "one at a time"

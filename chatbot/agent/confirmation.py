@@ -11,6 +11,7 @@ the new action: nothing already collected is lost.
 import re
 
 from chatbot.agent.offline import lexicon, when
+from chatbot.agent.offline.gloss import gloss
 from chatbot.models import Message
 
 _I = re.IGNORECASE
@@ -24,8 +25,9 @@ def says_yes(text: str) -> bool:
     """A plain yes to a read-back: "yes please", "ok go ahead", "that's right. What's the address?".
 
     Not a yes with a change anywhere in it ("yes. But the 11th", "please make it 2pm", "sure, what about
-    Friday?"): a message that names a day or a time changes what was read back."""
-    text = text.strip()
+    Friday?"): a message that names a day or a time changes what was read back. Read in English words, so
+    "ya betul", "好的" and "சரி" are a yes too."""
+    text = gloss(text).text.strip()
     return bool(lexicon.YES.match(text)) and not HESITATE.search(text) and not when.spans(text)
 
 

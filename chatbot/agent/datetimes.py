@@ -12,6 +12,7 @@ from functools import lru_cache
 
 import dateparser
 
+from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.when import find_when, read_time
 
 TIMES_OF_DAY = ("morning", "afternoon", "evening")
@@ -32,7 +33,8 @@ def _settings(base_iso: str) -> dict:
 def parse_date(text: str | None, today: dt.date) -> dt.date | None:
     """An ISO date, or a phrase like "next Tuesday", "tomorrow", "15 Sept", "the 25th"; None if unreadable.
 
-    A range ("next week") gives its first day."""
+    A range ("next week") gives its first day. Malay, Chinese and Tamil date words are read too ("esok",
+    "下星期三")."""
     if not text or not str(text).strip():
         return None
     text = str(text).strip()
@@ -40,6 +42,7 @@ def parse_date(text: str | None, today: dt.date) -> dt.date | None:
         return dt.date.fromisoformat(text)
     except ValueError:
         pass
+    text = gloss(text).text
     when = find_when(text, today, _NOON)
     if when.date or when.start:
         return when.date or when.start
@@ -59,11 +62,11 @@ def parse_time(text: str | None) -> dt.time | None:
     None if unreadable or only a time of day ("morning")."""
     if not text or not str(text).strip():
         return None
-    time = read_time(str(text))
+    time = read_time(gloss(str(text)).text)
     return dt.time.fromisoformat(time) if time else None
 
 
 def time_of_day(text: str | None) -> str | None:
-    """"tomorrow morning" -> "morning"."""
-    lowered = (text or "").lower()
+    """"tomorrow morning" -> "morning" ("esok pagi" too)."""
+    lowered = gloss(text or "").text.lower()
     return next((word for word in TIMES_OF_DAY if word in lowered), None)

@@ -1,54 +1,113 @@
 """The ReAct loop: one turn from the parent's stored message(s) to the stored, structured reply.
 
-Per cycle: prompt -> model -> tools (concurrently) -> results back to the model,
-at most `LLM_MAX_CYCLES` cycles. Every step (think / act / observe / answer) is
-stored as it happens and handed to `on_step` for streaming. Every tool call id
-gets a result, even when the turn is interrupted, so history never dangles.
+Per cycle: prompt -> model -> one of three typed steps (`FinalAnswer`, `RunTools`,
+`GaveUp`), at most `LLM_MAX_CYCLES` cycles. The turn's database work is grouped
+into one `database_sync_to_async` hop per phase, because every hop waits for the
+process's one database thread:
+
+1. `prepare_turn` (the caller's first hop): the active task, the earlier messages,
+   the prompt and the reply's row;
+2. per tool cycle, after the tools ran (each in a thread of its own, concurrently):
+   the cycle's reasoning steps in one `bulk_create`, then streamed together;
+3. `_finish`: the answer step, the reply and the conversation's totals in one
+   transaction, then the active task, then the caller's `after_finish` (e.g. the
+   session lock's release), in the same hop. The steps stored here are returned
+   for the caller to deliver with the reply.
+
+Every tool call id gets a result, even when the turn is interrupted, so history
+never dangles. A turn that gives up says so in the reply's payload (`gave_up`).
 """
 
 import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
-from asgiref.sync import sync_to_async
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy
 
 from chatbot import outcomes
 from chatbot.agent import blocks, memory, model, prompt, tools
+from chatbot.language import reply_language
 from chatbot.models import Conversation, Message, ReasoningStep
 from chatbot.text import without_nul
 
 StepCallback = Callable[[dict], Awaitable[None]]
+StepsCallback = Callable[[list[dict]], Awaitable[None]]  # a batch of steps, streamed as one frame
 
-GIVE_UP_TEXT = (
+GIVE_UP_TEXT = gettext_lazy(
     "I'm sorry, I couldn't finish that just now. Could you tell me once more what you'd like? "
     "If you prefer, I can ask the admissions team to call you back."
 )
 INTERRUPTED = {"status": "error", "message": "Interrupted before this tool could finish."}
+PRIOR_MESSAGES = 6  # the parent's earlier messages the tools may read (ToolContext.history)
 
 
-class StepRecorder:
-    """Stores reasoning steps in order and streams them."""
+# --- the typed steps of a cycle ---------------------------------------------------------------
+@dataclass
+class FinalAnswer:
+    """The model answered in text: the turn ends with it."""
 
-    def __init__(self, reply: Message, on_step: StepCallback | None) -> None:
-        self.reply = reply
-        self.on_step = on_step
-        self.position = 0
+    text: str
 
-    async def record(self, cycle: int, kind: str, content: str = "", **fields) -> ReasoningStep:
+
+@dataclass
+class RunTools:
+    """The model asked for tools: run them, feed the results back, next cycle."""
+
+    calls: list[dict]
+
+
+@dataclass
+class GaveUp:
+    """No answer within the cycle cap, or an empty one: the parent gets GIVE_UP_TEXT, marked `gave_up`."""
+
+    reason: str
+
+
+def next_step(answer: model.ModelReply) -> FinalAnswer | RunTools | GaveUp:
+    """What the model's reply asks the loop to do."""
+    if answer.tool_calls:
+        return RunTools(list(answer.tool_calls))
+    text = without_nul(answer.content).strip()
+    return FinalAnswer(text) if text else GaveUp("the model answered with no text")
+
+
+# --- the turn's state -------------------------------------------------------------------------
+@dataclass
+class Turn:
+    """One turn in progress: what phase 1 read, and what the cycles add."""
+
+    conversation: Conversation
+    turn_messages: list[Message]
+    reply: Message
+    ctx: tools.ToolContext
+    messages: list[dict]
+    started: float = field(default_factory=time.perf_counter)
+    observations: list[tuple[str, dict]] = field(default_factory=list)
+    models_used: list[str] = field(default_factory=list)
+    usage: dict = field(default_factory=lambda: {"prompt": 0, "completion": 0, "cost": 0.0})
+    position: int = 0
+
+    def step(self, cycle: int, kind: str, content: str = "", **fields) -> ReasoningStep:
+        """A reasoning step in order (unsaved: the phase that owns it stores it)."""
         step = ReasoningStep(message=self.reply, cycle=cycle, position=self.position, kind=kind,
                              content=without_nul(content), created_at=timezone.now(), **without_nul(fields))
         self.position += 1
-        await database_sync_to_async(step.save)()
-        if self.on_step:
-            await self.on_step(step_payload(step))
         return step
+
+    def count(self, answer: model.ModelReply) -> None:
+        self.usage["prompt"] += answer.prompt_tokens
+        self.usage["completion"] += answer.completion_tokens
+        self.usage["cost"] += answer.cost
+        self.models_used.append(answer.model)
 
 
 def step_payload(step: ReasoningStep) -> dict:
@@ -57,113 +116,177 @@ def step_payload(step: ReasoningStep) -> dict:
             "latency_ms": step.latency_ms, "model": step.model, "timestamp": step.created_at.isoformat()}
 
 
-async def run_turn(conversation: Conversation, turn_messages: list[Message],
-                   on_step: StepCallback | None = None) -> Message:
-    """Answer the parent's message(s) of this turn; returns the stored assistant message."""
-    started = time.perf_counter()
+def prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> Turn:
+    """Phase 1, synchronous (run inside the caller's hop): read the context and store the reply's row."""
+    with translation.override(reply_language(conversation.school, conversation.contact)):
+        return _prepare_turn(conversation, turn_messages)
+
+
+def _prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> Turn:
     school, contact = conversation.school, conversation.contact
-    active = await sync_to_async(memory.ActiveContext.load)(school.pk, contact.pk)
-    prior = await database_sync_to_async(lambda: list(
+    active = memory.ActiveContext.load(school.pk, contact.pk)
+    prior = list(
         conversation.messages.filter(role=Message.Role.USER, processed_at__isnull=False, handled_by_staff=False)
-        .exclude(pk__in=[m.pk for m in turn_messages]).order_by("-created_at").values_list("text", flat=True)[:6]
-    ))()
+        .exclude(pk__in=[m.pk for m in turn_messages]).order_by("-created_at")
+        .values_list("text", flat=True)[:PRIOR_MESSAGES]
+    )
     ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
                             history=list(reversed(prior)), turn_message_ids={m.pk for m in turn_messages})
-    reply = await database_sync_to_async(Message.objects.create)(
-        conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel,
-        reply_to=turn_messages[-1] if turn_messages else None,
-    )
-    recorder = StepRecorder(reply, on_step)
-    messages = await database_sync_to_async(prompt.build_messages)(conversation, active, turn_messages)
-    observations: list[tuple[str, dict]] = []
-    usage = {"prompt": 0, "completion": 0, "cost": 0.0}
-    models_used: list[str] = []
-    final_text = ""
-    pending_calls: list[dict] = []
+    messages = prompt.build_messages(conversation, active, turn_messages)
+    reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
+                                   channel=conversation.channel, reply_to=turn_messages[-1] if turn_messages else None)
+    return Turn(conversation, turn_messages, reply, ctx, messages)
+
+
+async def run_turn(conversation: Conversation, turn_messages: list[Message],
+                   on_step: StepCallback | None = None) -> Message:
+    """Answer the parent's message(s) of this turn, in their language; returns the stored assistant message."""
+    async def on_steps(steps: list[dict]) -> None:
+        for step in steps:
+            await on_step(step)
+
+    turn = await database_sync_to_async(prepare_turn)(conversation, turn_messages)
+    finished = await run_prepared(turn, on_steps if on_step else None)
+    if on_step:
+        await on_steps(finished.steps)
+    return finished.reply
+
+
+@dataclass
+class Finished:
+    """A stored turn: the reply, its last steps (stored with it, not streamed yet), what `after_finish` returned."""
+
+    reply: Message
+    steps: list[dict]
+    after: Any = None
+
+
+async def run_prepared(turn: Turn, on_steps: StepsCallback | None = None,
+                       after_finish: Callable[[], Any] | None = None) -> Finished:
+    """Phases 2 and 3 of a prepared turn, in the parent's language; each tool cycle's steps go to `on_steps`
+    once stored."""
+    with translation.override(reply_language(turn.conversation.school, turn.conversation.contact)):
+        return await _run_prepared(turn, on_steps, after_finish)
+
+
+async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish: Callable[[], Any] | None) -> Finished:
+    school, contact = turn.conversation.school, turn.conversation.contact
+    pending: list[ReasoningStep] = []  # steps of the cycle not stored yet (stored by the next phase)
+    outcome: FinalAnswer | GaveUp = GaveUp(f"no answer within {settings.LLM_MAX_CYCLES} cycles")
+    calls: list[dict] = []
+    cycle = 0
     try:
         for cycle in range(1, settings.LLM_MAX_CYCLES + 1):
-            unread = 1 if await memory.has_new_messages(school.pk, contact.pk) else 0
-            if unread:
-                messages[0] = {"role": "system", "content": await database_sync_to_async(prompt.system_prompt)(
-                    school, contact, active, conversation.summary.replace("\n", " | "), unread)}
-            answer = await model.complete(messages, tools.TOOL_SCHEMAS)
-            usage["prompt"] += answer.prompt_tokens
-            usage["completion"] += answer.completion_tokens
-            usage["cost"] += answer.cost
-            models_used.append(answer.model)
+            if await memory.has_new_messages(school.pk, contact.pk):
+                turn.messages[0] = {"role": "system", "content": await database_sync_to_async(prompt.system_prompt)(
+                    school, contact, turn.ctx.active, turn.conversation.summary.replace("\n", " | "), 1)}
+            answer = await model.complete(turn.messages, tools.TOOL_SCHEMAS)
+            turn.count(answer)
             if answer.fallback_reason:
-                await recorder.record(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason, model=answer.model)
-            if not answer.tool_calls:
-                # On the last cycle late messages are left pending: taking them here would mark them
-                # processed without an answer; the next turn (run_pending_turns) answers them.
-                late = await database_sync_to_async(tools.take_unread)(ctx) if cycle < settings.LLM_MAX_CYCLES else []
+                pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason, model=answer.model))
+            step = next_step(answer)
+            if isinstance(step, RunTools):
+                calls = step.calls
+                pending += _asked(turn, cycle, answer)
+                results = await asyncio.gather(*[_timed_execute(call, turn.ctx) for call in calls])
+                pending += _observed(turn, cycle, calls, results)
+                calls = []
+                await _store_and_stream(pending, on_steps)
+                continue
+            if cycle < settings.LLM_MAX_CYCLES and await memory.has_new_messages(school.pk, contact.pk):
+                # Messages arrived while the model answered: take them in and answer everything together. On the
+                # last cycle they are left pending (the next turn answers them): taking them here would mark them
+                # processed without an answer.
+                late = await database_sync_to_async(tools.take_unread)(turn.ctx)
                 if late:
-                    messages.extend({"role": "user", "content": m.text} for m in late)
-                    await recorder.record(cycle, ReasoningStep.Kind.THINK,
-                                          f"{len(late)} more message(s) arrived; answering everything together.",
-                                          model=answer.model)
+                    turn.messages.extend({"role": "user", "content": m.text} for m in late)
+                    pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(late)} more message(s) "
+                                             "arrived; answering everything together.", model=answer.model))
                     continue
-                final_text = without_nul(answer.content).strip()
-                break
-            await recorder.record(
-                cycle, ReasoningStep.Kind.THINK,
-                answer.content.strip() or "Calling " + ", ".join(c["name"] for c in answer.tool_calls) + ".",
-                model=answer.model, latency_ms=answer.latency_ms, prompt_tokens=answer.prompt_tokens,
-                completion_tokens=answer.completion_tokens,
-            )
-            messages.append({"role": "assistant", "content": answer.content or None, "tool_calls": [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                for c in answer.tool_calls
-            ]})
-            pending_calls = list(answer.tool_calls)
-            for call in answer.tool_calls:
-                await recorder.record(cycle, ReasoningStep.Kind.ACT, tool_name=call["name"],
-                                      tool_call_id=call["id"], tool_arguments=_jsonable_arguments(call["arguments"]))
-            results = await asyncio.gather(*[_timed_execute(call, ctx) for call in answer.tool_calls])
-            for call, (result, latency_ms) in zip(answer.tool_calls, results, strict=True):
-                observations.append((call["name"], result))
-                messages.append({"role": "tool", "tool_call_id": call["id"], "name": call["name"],
-                                 "content": json.dumps(result, ensure_ascii=False, default=str)})
-                await recorder.record(cycle, ReasoningStep.Kind.OBSERVE, _observation_text(result),
-                                      tool_name=call["name"], tool_call_id=call["id"], tool_result=result,
-                                      latency_ms=latency_ms)
-            pending_calls = []
-        else:
-            final_text = GIVE_UP_TEXT
+            outcome = step
+            break
     finally:
-        for call in pending_calls:  # interrupted between asking for tools and storing their results
-            await recorder.record(0, ReasoningStep.Kind.OBSERVE, INTERRUPTED["message"], tool_name=call["name"],
-                                  tool_call_id=call["id"], tool_result=INTERRUPTED)
-    final_text = final_text or GIVE_UP_TEXT
-    latency_ms = int((time.perf_counter() - started) * 1000)
-    await recorder.record(cycle, ReasoningStep.Kind.ANSWER, final_text, model=models_used[-1] if models_used else "",
-                          latency_ms=latency_ms)
-    reply.text = final_text
-    reply.payload = {"blocks": blocks.blocks_for(observations)}
-    reply.model = " -> ".join(dict.fromkeys(models_used))
+        for call in calls:  # interrupted between asking for tools and storing their results
+            pending.append(turn.step(0, ReasoningStep.Kind.OBSERVE, INTERRUPTED["message"], tool_name=call["name"],
+                                     tool_call_id=call["id"], tool_result=INTERRUPTED))
+        if calls:
+            await database_sync_to_async(ReasoningStep.objects.bulk_create)(pending)
+    text = outcome.text if isinstance(outcome, FinalAnswer) else str(GIVE_UP_TEXT)
+    latency_ms = int((time.perf_counter() - turn.started) * 1000)
+    pending.append(turn.step(cycle, ReasoningStep.Kind.ANSWER, text,
+                             model=turn.models_used[-1] if turn.models_used else "", latency_ms=latency_ms))
+    _fill_reply(turn, text, latency_ms, gave_up=isinstance(outcome, GaveUp))
+    after = await database_sync_to_async(_finish)(turn, pending, after_finish)
+    return Finished(turn.reply, [step_payload(step) for step in pending], after)
+
+
+def _asked(turn: Turn, cycle: int, answer: model.ModelReply) -> list[ReasoningStep]:
+    """The THINK and ACT steps of a tool cycle, and the assistant's tool-call message in the prompt."""
+    turn.messages.append({"role": "assistant", "content": answer.content or None, "tool_calls": [
+        {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+        for c in answer.tool_calls
+    ]})
+    think = turn.step(cycle, ReasoningStep.Kind.THINK,
+                      answer.content.strip() or "Calling " + ", ".join(c["name"] for c in answer.tool_calls) + ".",
+                      model=answer.model, latency_ms=answer.latency_ms, prompt_tokens=answer.prompt_tokens,
+                      completion_tokens=answer.completion_tokens)
+    return [think, *[turn.step(cycle, ReasoningStep.Kind.ACT, tool_name=c["name"], tool_call_id=c["id"],
+                               tool_arguments=_jsonable_arguments(c["arguments"])) for c in answer.tool_calls]]
+
+
+def _observed(turn: Turn, cycle: int, calls: list[dict], results: list[tuple[dict, int]]) -> list[ReasoningStep]:
+    """The OBSERVE steps of a tool cycle, and the tool results in the prompt."""
+    steps = []
+    for call, (result, latency_ms) in zip(calls, results, strict=True):
+        turn.observations.append((call["name"], result))
+        turn.messages.append({"role": "tool", "tool_call_id": call["id"], "name": call["name"],
+                              "content": json.dumps(result, ensure_ascii=False, default=str)})
+        steps.append(turn.step(cycle, ReasoningStep.Kind.OBSERVE, _observation_text(result), tool_name=call["name"],
+                               tool_call_id=call["id"], tool_result=result, latency_ms=latency_ms))
+    return steps
+
+
+async def _store_and_stream(steps: list[ReasoningStep], on_steps: StepsCallback | None) -> None:
+    """Phase 2: a cycle's steps in one INSERT (after the tools' own writes), then streamed; `steps` is emptied."""
+    await database_sync_to_async(ReasoningStep.objects.bulk_create)(steps)
+    stored, steps[:] = [step_payload(step) for step in steps], []
+    if on_steps:
+        await on_steps(stored)
+
+
+def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool) -> None:
+    reply = turn.reply
+    reply.text = text
+    reply.language = translation.get_language()
+    reply.payload = {"blocks": blocks.blocks_for(turn.observations), **({"gave_up": True} if gave_up else {})}
+    reply.model = " -> ".join(dict.fromkeys(turn.models_used))
     reply.latency_ms = latency_ms
-    reply.prompt_tokens = usage["prompt"]
-    reply.completion_tokens = usage["completion"]
-    reply.cost = Decimal(str(round(usage["cost"], 6)))
-    await database_sync_to_async(_finish)(reply, conversation, observations, active)
-    return reply
+    reply.prompt_tokens = turn.usage["prompt"]
+    reply.completion_tokens = turn.usage["completion"]
+    reply.cost = Decimal(str(round(turn.usage["cost"], 6)))
 
 
-def _finish(reply: Message, conversation: Conversation, observations: list, active: memory.ActiveContext) -> None:
-    # The reply is stamped when it is complete, so it sorts after every message it answers,
-    # including those that arrived during the turn (history and transcripts order by created_at).
-    # The reply and the conversation's totals are one write: a dropped connection leaves neither.
+def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: Callable[[], Any] | None) -> Any:
+    """Phase 3: the last steps, the reply and the conversation's totals in one transaction, then the active task.
+
+    The reply is stamped when it is complete, so it sorts after every message it answers, including those
+    that arrived during the turn (history and transcripts order by created_at). A dropped connection leaves
+    none of it.
+    """
+    reply = turn.reply
     reply.created_at = timezone.now()
     with transaction.atomic():
-        reply.save(update_fields=["text", "payload", "model", "latency_ms", "prompt_tokens", "completion_tokens",
-                                  "cost", "created_at"])
-        Conversation.objects.filter(pk=conversation.pk).update(
+        ReasoningStep.objects.bulk_create(steps)
+        reply.save(update_fields=["text", "language", "payload", "model", "latency_ms", "prompt_tokens",
+                                  "completion_tokens", "cost", "created_at"])
+        Conversation.objects.filter(pk=turn.conversation.pk).update(
             total_tokens=F("total_tokens") + reply.prompt_tokens + reply.completion_tokens,
             total_cost=F("total_cost") + reply.cost,
-            outcome=outcomes.settle_turn(conversation.pk, observations),
+            outcome=outcomes.settle_turn(turn.conversation.pk, turn.observations),
             last_message_at=timezone.now(),
         )
-    active.save()
+    turn.ctx.active.save()
+    return after_finish() if after_finish else None
 
 
 async def _timed_execute(call: dict, ctx: tools.ToolContext) -> tuple[dict, int]:

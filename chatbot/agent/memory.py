@@ -22,7 +22,8 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
-from redis.exceptions import RedisError
+from redis.exceptions import LockError, RedisError
+from redis.lock import Lock
 
 from config.redis import get_async_redis, get_redis
 
@@ -62,22 +63,25 @@ class ActiveContext:
     last_booking_id: str = ""
     session_started_at: str = ""
     read_back: dict[str, Any] = field(default_factory=dict)  # {"actions", "after"}: see chatbot.agent.confirmation
+    full_slot: dict[str, str] = field(default_factory=dict)  # {"date", "time"} of the full tour last asked for
 
     def as_prompt_dict(self) -> dict:
         return {"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
-                "last_booking_id": self.last_booking_id, "awaiting_yes_to": self.read_back.get("actions") or []}
+                "last_booking_id": self.last_booking_id, "awaiting_yes_to": self.read_back.get("actions") or [],
+                "full_slot": self.full_slot}
 
     def _to_json(self) -> str:
         return json.dumps({"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
                            "last_booking_id": self.last_booking_id, "session_started_at": self.session_started_at,
-                           "read_back": self.read_back})
+                           "read_back": self.read_back, "full_slot": self.full_slot})
 
     @classmethod
     def _from_json(cls, school_id: int, contact_id: int, raw: str | None) -> "ActiveContext":
         data = json.loads(raw) if raw else {}
         return cls(school_id, contact_id, data.get("task_type", ""), data.get("collected", {}),
                    data.get("slots_shown", []), data.get("last_booking_id", ""),
-                   data.get("session_started_at") or timezone.now().isoformat(), data.get("read_back") or {})
+                   data.get("session_started_at") or timezone.now().isoformat(), data.get("read_back") or {},
+                   data.get("full_slot") or {})
 
     @classmethod
     def load(cls, school_id: int, contact_id: int) -> "ActiveContext":
@@ -107,10 +111,30 @@ def _without_redis(doing: str) -> Iterator[None]:
 
 
 def session_lock(school_id: int, contact_id: int):
-    """A non-blocking Redis lock (token-checked release and extend, via redis-py's Lock)."""
+    """A non-blocking Redis lock (token-checked release and extend, via redis-py's Lock).
+
+    Its token is not thread-local, so the turn's last database hop can release it (`release_in_thread`).
+    """
     return get_async_redis().lock(
-        lock_key(school_id, contact_id), timeout=settings.SESSION_LOCK_TTL_SECONDS, blocking=False
+        lock_key(school_id, contact_id), timeout=settings.SESSION_LOCK_TTL_SECONDS, blocking=False,
+        thread_local=False,
     )
+
+
+def release_in_thread(lock) -> None:
+    """Release a `session_lock` from synchronous code, with the same token check; a lock already gone
+    (expired, or lost with a Redis restart) or Redis unreachable is only logged."""
+    token, lock.local.token = lock.local.token, None
+    if token is None:  # never taken (Redis was unreachable)
+        return
+    same = Lock(get_redis(), lock.name, timeout=settings.SESSION_LOCK_TTL_SECONDS, thread_local=False)
+    same.local.token = token
+    try:
+        same.release()
+    except LockError:
+        logger.warning("session lock %s was already gone", lock.name)
+    except RedisError as exc:
+        logger.warning("Redis unreachable while releasing %s (%s); it expires on its own", lock.name, exc)
 
 
 async def enqueue(school_id: int, contact_id: int, message_id: int, text: str) -> None:

@@ -1,26 +1,26 @@
-"""Model access: any litellm model string, one retry on a provider error, then the offline policy.
+"""Model access: one interface for every model, one retry on a provider error, then the offline policy.
+
+`complete()` is the loop's only way to a model. Models that run in this process
+(the offline policy, `offline/...`, and whatever `register_local()` adds) are
+called directly; every other model string is a hosted model, reached through
+litellm, which is imported on the first hosted call (it takes seconds to import,
+so a process that never calls a hosted model never pays for it).
 
 The parent always gets an answer: when the configured model fails twice, the
 offline policy answers and the trace says so.
 """
 
+import importlib
 import logging
 import os
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import litellm
 from django.conf import settings
-
-from chatbot.agent import offline
 
 logger = logging.getLogger(__name__)
 OFFLINE_MODEL = "offline/policy"
-
-litellm.suppress_debug_info = True
-offline.register()
-if os.environ.get("LANGSMITH_API_KEY"):
-    litellm.callbacks = [*litellm.callbacks, "langsmith"]
 
 
 @dataclass
@@ -38,6 +38,43 @@ class ModelReply:
     errors: list[str] = field(default_factory=list)
 
 
+# A model in this process: (model string, messages, tool schemas) -> its reply.
+LocalModel = Callable[[str, list[dict], list[dict]], Awaitable[ModelReply]]
+# Provider (the part of the model string before "/") -> the model, or the dotted path it is imported from on use.
+_local: dict[str, LocalModel | str] = {"offline": "chatbot.agent.offline.provider:complete"}
+
+
+def register_local(provider: str, model: LocalModel) -> None:
+    """Answer `<provider>/...` model strings in this process with `model` (replacing an earlier one)."""
+    _local[provider] = model
+
+
+def local_model(model: str) -> LocalModel | None:
+    """The in-process model for this model string, or None for a hosted one."""
+    provider = model.split("/", 1)[0] if "/" in model else ""
+    found = _local.get(provider)
+    if isinstance(found, str):
+        module, name = found.split(":")
+        found = _local[provider] = getattr(importlib.import_module(module), name)
+    return found
+
+
+_litellm = None
+
+
+def litellm_module():
+    """litellm, imported and set up on first use."""
+    global _litellm
+    if _litellm is None:
+        import litellm
+
+        litellm.suppress_debug_info = True
+        if os.environ.get("LANGSMITH_API_KEY"):
+            litellm.callbacks = [*litellm.callbacks, "langsmith"]
+        _litellm = litellm
+    return _litellm
+
+
 def _tool_calls(message) -> list[dict]:
     calls = []
     for index, call in enumerate(getattr(message, "tool_calls", None) or []):
@@ -50,29 +87,47 @@ def _tool_calls(message) -> list[dict]:
     return calls
 
 
-async def _call(model: str, messages: list[dict], tools: list[dict]) -> ModelReply:
-    started = time.perf_counter()
-    kwargs = {"model": model, "messages": messages, "tools": tools, "timeout": settings.LLM_TIMEOUT_SECONDS}
-    if model != OFFLINE_MODEL:
-        kwargs.update({k: v for k, v in (("api_base", settings.LLM_API_BASE), ("api_key", settings.LLM_API_KEY)) if v})
-        kwargs["tool_choice"] = "auto"
-        kwargs["max_retries"] = 0  # the provider SDK must not retry inside our attempt: complete() decides
+def wire_messages(messages: list[dict]) -> list[dict]:
+    """The messages as every OpenAI-compatible server accepts them.
+
+    An assistant message that only calls tools has no text; OpenAI takes `content: null` there, but
+    llama.cpp's server (and other self-hosted ones) refuse a null content, so it is sent as "".
+    """
+    return [{**m, "content": ""} if m.get("role") == "assistant" and m.get("content") is None else m
+            for m in messages]
+
+
+async def _call_hosted(model: str, messages: list[dict], tools: list[dict]) -> ModelReply:
+    litellm = litellm_module()
+    kwargs = {"model": model, "messages": wire_messages(messages), "tools": tools,
+              "timeout": settings.LLM_TIMEOUT_SECONDS, "tool_choice": "auto",
+              "max_retries": 0}  # the provider SDK must not retry inside our attempt: complete() decides
+    kwargs.update({k: v for k, v in (("api_base", settings.LLM_API_BASE), ("api_key", settings.LLM_API_KEY)) if v})
     response = await litellm.acompletion(**kwargs)
     message = response.choices[0].message
     usage = getattr(response, "usage", None)
     try:
-        cost = float(litellm.completion_cost(completion_response=response)) if model != OFFLINE_MODEL else 0.0
+        cost = float(litellm.completion_cost(completion_response=response))
     except Exception:  # unknown price for this model: cost unknown, not an error
         cost = 0.0
     return ModelReply(
         content=message.content or "",
         tool_calls=_tool_calls(message),
         model=model,
-        latency_ms=int((time.perf_counter() - started) * 1000),
+        latency_ms=0,
         prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
         completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
         cost=cost,
     )
+
+
+async def _call(model: str, messages: list[dict], tools: list[dict]) -> ModelReply:
+    started = time.perf_counter()
+    local = local_model(model)
+    reply = await (local(model, messages, tools) if local else _call_hosted(model, messages, tools))
+    reply.model = model
+    reply.latency_ms = int((time.perf_counter() - started) * 1000)
+    return reply
 
 
 async def complete(messages: list[dict], tools: list[dict], model: str | None = None) -> ModelReply:

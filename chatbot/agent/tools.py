@@ -1,4 +1,5 @@
-"""The seven tools (seed 000's names and shapes): thin adapters from a model's strings to typed services.
+"""The tools (seed 000's seven names and shapes, the waitlist's two, open days): thin adapters from a model's strings
+to typed services.
 
 Each tool is a plain function whose typed signature and docstring become the
 schema the model sees (langchain-core), so the contract is written once. The
@@ -18,12 +19,12 @@ from dataclasses import dataclass, field
 from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
-from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from bookings import selectors as booking_selectors
 from bookings import services as bookings
+from bookings import waitlist
 from bookings.intake import DETAILS, Intake
-from bookings.models import WEEKDAY_NAMES, CallbackRequest, School
+from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, join_names
 from bookings.services import BookingError, SlotView, describe_date
 from chatbot import faq
 from chatbot.agent import confirmation, memory
@@ -79,8 +80,13 @@ def _alternatives(ctx: "ToolContext", slots: list[SlotView]) -> list[dict]:
     return _slot_dicts(fitting or slots)
 
 
-def _booking_error(exc: BookingError) -> dict:
+def _booking_error(exc: BookingError, full: tuple[dt.date, dt.time] | None = None) -> dict:
+    """A rule's refusal for the model; `full`, the tour that was full: remembered, so join_waitlist can use it."""
     result = _error(exc.message, field=exc.field, code=exc.code)
+    if exc.waitlist and full:
+        _ctx().active.full_slot = {"date": full[0].isoformat(), "time": f"{full[1]:%H:%M}"}
+        result["waitlist"] = {"date": full[0].isoformat(), "time": f"{full[1]:%H:%M}",
+                              "label": f"{describe_date(full[0])}, {full[1]:%H:%M}"}
     if exc.alternatives:
         result["alternatives"] = _alternatives(_ctx(), exc.alternatives)
         _ctx().active.slots_shown = result["alternatives"]
@@ -94,7 +100,7 @@ def _booking_summary(booking) -> dict:
         "date": local.date().isoformat(),
         "weekday": local.strftime("%A"),
         "time": local.strftime("%H:%M"),
-        "child_name": booking.child_name,
+        "child_name": booking.child_name,  # every child's name: "Leo and Mia"
     }
 
 
@@ -117,13 +123,12 @@ def check_availability(
     date_range_end: str | None = None,
     preferred_times: list[str] | None = None,
 ) -> dict:
-    """Check open campus tour slots in a date range, optionally only at preferred times.
+    """Open campus tour slots in a date range, optionally at preferred times.
 
     Args:
-        date_range_start: First day to look at, ISO "2026-09-15" or a phrase like "next Tuesday". Default: the
-            earliest day that can be booked.
-        date_range_end: Last day to look at (inclusive). Default: six days after the start.
-        preferred_times: Times of day and/or exact times, e.g. ["morning"], ["afternoon"], ["10:00", "14:00"].
+        date_range_start: ISO date or phrase. Default: the earliest bookable day.
+        date_range_end: Default: the start + 6 days.
+        preferred_times: e.g. ["morning"], ["14:00"].
     """
     ctx = _ctx()
     start = parse_date(date_range_start, ctx.today) if date_range_start else None
@@ -192,8 +197,34 @@ def _keep(ctx: ToolContext, intake: Intake) -> dict:
     return ctx.active.collected
 
 
+def _clean_children(children, ctx: ToolContext) -> list[dict]:
+    """book_tour's `children` in the intake's form; ValueError (for the parent) on an age or a date of birth
+    that can't be read. A name alone ("Leo") is a child too."""
+    if isinstance(children, dict | str):
+        children = [children]
+    if not isinstance(children, list):
+        raise ValueError("children is a list like [{\"name\": \"Leo\", \"age\": 5}].")
+    cleaned = []
+    for given in children:
+        given = {"name": given} if isinstance(given, str) else given
+        if not isinstance(given, dict):
+            continue
+        child = {"name": str(given.get("name") or "").strip(), "year_group": str(given.get("year_group") or "").strip()}
+        if given.get("age") not in (None, ""):
+            child["age"] = _clean_field("child_age", given["age"], ctx)
+        if given.get("date_of_birth") not in (None, ""):
+            try:
+                child["date_of_birth"] = dt.date.fromisoformat(str(given["date_of_birth"]).strip()).isoformat()
+            except ValueError:
+                raise ValueError(f"I couldn't read the date of birth “{given['date_of_birth']}”.") from None
+        cleaned.append({k: v for k, v in child.items() if v not in (None, "")})
+    return cleaned
+
+
 def _clean_field(name: str, value, ctx: ToolContext):
     """A collected value in its stored form, or raise ValueError with a message for the parent."""
+    if name == "children":
+        return _clean_children(value, ctx)
     text = str(value).strip()
     if name == "child_age":
         try:
@@ -231,26 +262,26 @@ def book_tour(
     preferred_date: str | None = None,
     preferred_time: str | None = None,
     special_requirements: str | None = None,
+    children: list[dict] | None = None,
+    open_day: bool | None = None,
 ) -> dict:
-    """Book a campus tour. Call it with whatever is known so far: it remembers what was given and answers
-    "missing_fields" until it has everything, then books (parent, deal and activity in the CRM) and returns
-    the booking reference.
+    """Book a campus tour for one family: call it with whatever is known; it keeps it and answers "missing_fields"
+    until complete.
 
     Args:
-        parent_name: The parent's full name.
-        parent_phone: The parent's phone number, with country code if not local.
-        parent_email: The parent's e-mail (optional).
-        child_name: The child's name.
-        child_age: The child's age in years.
-        preferred_date: Tour date, ISO "2026-09-15" or a phrase like "next Tuesday".
-        preferred_time: Tour start time, e.g. "09:00" or "2pm" (one of the school's tour times).
-        special_requirements: Anything the school should know (wheelchair access, siblings coming...).
+        child_age: In years (one child; several: `children`).
+        preferred_date: ISO date or phrase.
+        preferred_time: A tour start time.
+        children: Every child coming (one seat is one family): [{"name", "age", "date_of_birth", "year_group"}].
+        open_day: True for a place at one of the school's open days (check_open_days) on preferred_date.
     """
     ctx = _ctx()
+    event = bool(open_day) or ctx.active.task_type == OPEN_DAY_TASK
     given = {"parent_name": parent_name, "parent_phone": parent_phone, "parent_email": parent_email,
-             "child_name": child_name, "child_age": child_age, "preferred_date": preferred_date,
-             "preferred_time": preferred_time, "special_requirements": special_requirements}
-    ctx.active.task_type = "tour_booking"
+             "children": children, "child_name": child_name, "child_age": child_age,
+             "preferred_date": preferred_date, "preferred_time": preferred_time,
+             "special_requirements": special_requirements}
+    ctx.active.task_type = OPEN_DAY_TASK if event else "tour_booking"
     intake = _intake(ctx)
     problems = {}
     for name, value in given.items():
@@ -265,14 +296,20 @@ def book_tour(
     if problems:
         name, message = next(iter(problems.items()))
         return _error(message, field=name, collected=collected)
+    if event:
+        return _book_open_day(ctx, intake)
     missing = intake.missing()
     if missing and intake.preferred_date:
-        try:  # say at once that a day can't work, not after every other detail was collected
-            bookings.check_day(ctx.school, dt.date.fromisoformat(intake.preferred_date), now=ctx.now)
+        day = dt.date.fromisoformat(intake.preferred_date)
+        asked = (day, dt.time.fromisoformat(intake.preferred_time)) if intake.preferred_time else None
+        try:  # say at once that a day (or the exact tour) can't work, not after every other detail was collected
+            bookings.check_day(ctx.school, day, now=ctx.now)
+            if asked:
+                _check_open(ctx, *asked)
         except BookingError as exc:
-            intake.forget("preferred_date")
+            intake.forget(exc.field or "preferred_date")
             _keep(ctx, intake)
-            return _booking_error(exc)
+            return _booking_error(exc, asked)
     if intake.part_of_day and intake.preferred_date and not intake.preferred_time:
         day = dt.date.fromisoformat(intake.preferred_date)
         options = bookings.available_slots(ctx.school, day, day, [intake.part_of_day], now=ctx.now)
@@ -281,14 +318,16 @@ def book_tour(
                 "message": "Please choose an exact tour start time.", "options": _slot_dicts(options)}
     if missing:
         return {"status": "missing_fields", "missing": missing, "collected": collected}
+    children = _child_details(intake)
     day, start_time = dt.date.fromisoformat(intake.preferred_date), dt.time.fromisoformat(intake.preferred_time)
-    details = _tour_details(ctx.school, day, start_time, **intake.details)
+    details = _tour_details(ctx.school, day, start_time, children=intake.children, **intake.details)
     try:
+        bookings.clean_children(ctx.school, children)  # the school's cap on people, before any read-back
         _check_open(ctx, day, start_time)
     except BookingError as exc:
         intake.forget(exc.field)
         _keep(ctx, intake)
-        return _booking_error(exc)
+        return _booking_error(exc, (day, start_time))
     action = "book " + ", ".join(str(details[k]) for k in ("date", "time", *DETAILS) if k in details)
     if _awaiting_yes(ctx, action):
         ctx.active.slots_shown = []  # the parent chose: a "yes" now answers the read-back, not an old list
@@ -297,7 +336,7 @@ def book_tour(
         booking = bookings.book_tour(
             school=ctx.school, contact=ctx.contact, parent_name=collected["parent_name"],
             parent_phone=collected["parent_phone"], parent_email=collected.get("parent_email", ""),
-            child_name=collected["child_name"], child_age=collected["child_age"],
+            children=children,
             local_date=dt.date.fromisoformat(collected["preferred_date"]),
             local_time=dt.time.fromisoformat(collected["preferred_time"]),
             special_requirements=collected.get("special_requirements", ""), now=ctx.now,
@@ -305,7 +344,7 @@ def book_tour(
     except BookingError as exc:
         intake.forget(exc.field)
         _keep(ctx, intake)
-        return _booking_error(exc)
+        return _booking_error(exc, (day, start_time))
     _done(ctx, action)
     ctx.active.collected = {}
     ctx.active.slots_shown = []
@@ -314,15 +353,91 @@ def book_tour(
     return {"status": "success", "booking_id": booking.reference, "confirmation_details": _confirmation(booking)}
 
 
-def _tour_details(school: School, day: dt.date, start_time: dt.time, **people) -> dict:
-    """A tour as the parent is told it: when (in the school's zone), where, who comes and how we reach them."""
+OPEN_DAY_TASK = "open_day_booking"
+
+
+def _event_dict(event) -> dict:
+    local = event.starts_at.astimezone(event.school.tz)
+    return {"date": local.date().isoformat(), "weekday": WEEKDAY_NAMES[local.weekday()], "time": f"{local:%H:%M}",
+            "label": f"{describe_date(local.date())}, {local:%H:%M}", "title": event.title,
+            "duration_minutes": event.minutes, "seats_left": max(event.seats_free, 0)}
+
+
+def check_open_days() -> dict:
+    """List the school's upcoming open days (group events with their own times and places, booked with
+    book_tour(open_day=True))."""
+    ctx = _ctx()
+    events = [_event_dict(e) for e in bookings.open_days(ctx.school, now=ctx.now)][:MAX_SLOTS_SHOWN]
+    if not events:
+        return {"status": "no_match", "message": "There are no open days planned at the moment; a campus tour "
+                                                 "can be booked any time."}
+    ctx.active.task_type = OPEN_DAY_TASK
+    ctx.active.slots_shown = [{k: e[k] for k in ("date", "weekday", "time", "label")} for e in events]
+    return {"status": "success", "open_days": events}
+
+
+def _book_open_day(ctx: ToolContext, intake: Intake) -> dict:
+    """book_tour for an open day: the same details, read-back and yes; the day (and time) name the event."""
+    collected = _keep(ctx, intake)
+    missing = [f for f in intake.missing() if f != "preferred_time"]
+    if missing:
+        return {"status": "missing_fields", "missing": missing, "collected": collected, "open_day": True}
+    day = dt.date.fromisoformat(intake.preferred_date)
+    start = dt.time.fromisoformat(intake.preferred_time) if intake.preferred_time else None
+    try:
+        event = bookings.find_open_day(ctx.school, day, start, now=ctx.now)
+    except BookingError as exc:
+        intake.forget("preferred_date")
+        _keep(ctx, intake)
+        return {**_booking_error(exc), "open_days": [_event_dict(e) for e in bookings.open_days(ctx.school,
+                                                                                                now=ctx.now)]}
+    local = event.starts_at.astimezone(ctx.school.tz)
+    details = {**_tour_details(ctx.school, local.date(), local.time(), children=intake.children, **intake.details),
+               "event": event.title, "duration_minutes": event.minutes}
+    action = "book open day " + ", ".join(str(details[k]) for k in ("date", "time", *DETAILS) if k in details)
+    if _awaiting_yes(ctx, action):
+        ctx.active.slots_shown = []
+        return {"status": "confirm", "action": "book", "read_back": details, "message": confirmation.NOT_YET}
+    try:
+        booking = bookings.book_tour(
+            school=ctx.school, contact=ctx.contact, parent_name=collected["parent_name"],
+            parent_phone=collected["parent_phone"], parent_email=collected.get("parent_email", ""),
+            children=_child_details(intake), local_date=local.date(),
+            local_time=local.time(), special_requirements=collected.get("special_requirements", ""), event=event,
+            now=ctx.now)
+    except BookingError as exc:
+        return _booking_error(exc)
+    _done(ctx, action)
+    ctx.active.collected, ctx.active.slots_shown, ctx.active.task_type = {}, [], ""
+    ctx.active.last_booking_id = booking.reference
+    return {"status": "success", "booking_id": booking.reference,
+            "confirmation_details": {**_confirmation(booking), "event": event.title,
+                                     "duration_minutes": event.minutes}}
+
+
+def _child_details(intake: Intake) -> list:
+    return [bookings.ChildDetails(c["name"], c.get("age"), _iso_day(c.get("date_of_birth")), c.get("year_group", ""))
+            for c in intake.children]
+
+
+def _iso_day(value: str | None) -> dt.date | None:
+    return dt.date.fromisoformat(value) if value else None
+
+
+def _tour_details(school: School, day: dt.date, start_time: dt.time, children: list[dict] | None = None,
+                  **people) -> dict:
+    """A tour as the parent is told it: when (in the school's zone), where, who comes (every child; `child_name`
+    is their names on one line) and how we reach them."""
+    if children:
+        people = {**people, "children": [dict(c) for c in children],
+                  "child_name": join_names([str(c.get("name") or "") for c in children])}
     return {
         "date": day.isoformat(),
         "weekday": WEEKDAY_NAMES[day.weekday()],
         "time": start_time.strftime("%H:%M"),
         "label": f"{describe_date(day)}, {start_time:%H:%M}",
         "duration_minutes": school.tour_duration_minutes,
-        **{k: v for k, v in people.items() if k in DETAILS and v not in (None, "")},
+        **{k: v for k, v in people.items() if k in (*DETAILS, "child_name") and v not in (None, "")},
         "school": school.name,
         "address": school.address,
     }
@@ -330,9 +445,11 @@ def _tour_details(school: School, day: dt.date, start_time: dt.time, **people) -
 
 def _confirmation(booking) -> dict:
     local = booking.local_start
+    children = [{k: v for k, v in (("name", c.name), ("age", c.age), ("year_group", c.year_group))
+                 if v not in (None, "")} for c in booking.children.all()]
     return _tour_details(booking.school, local.date(), local.time().replace(second=0, microsecond=0),
-                         child_name=booking.child_name, child_age=booking.child_age, parent_name=booking.parent_name,
-                         parent_phone=booking.parent_phone, parent_email=booking.parent_email)
+                         children=children, parent_name=booking.parent_name, parent_phone=booking.parent_phone,
+                         parent_email=booking.parent_email)
 
 
 def _check_open(ctx: ToolContext, day: dt.date, start_time: dt.time) -> None:
@@ -340,7 +457,7 @@ def _check_open(ctx: ToolContext, day: dt.date, start_time: dt.time) -> None:
     bookings.check_slot(ctx.school, day, start_time, now=ctx.now)
     if not bookings.available_slots(ctx.school, day, day, [f"{start_time:%H:%M}"], now=ctx.now):
         raise BookingError("slot_full", f"The {start_time:%H:%M} tour on {describe_date(day)} is full.",
-                           field="preferred_time",
+                           field="preferred_time", waitlist=True,
                            alternatives=bookings.available_slots(ctx.school, day, day, now=ctx.now))
 
 
@@ -370,14 +487,12 @@ def manage_tour_booking(
     new_time: str | None = None,
     cancellation_reason: str | None = None,
 ) -> dict:
-    """Reschedule or cancel one of this parent's own tour bookings.
+    """Reschedule or cancel the parent's own tour booking.
 
     Args:
-        booking_id: The booking reference the parent was given, e.g. "T-7KQ3XM".
+        booking_id: e.g. "T-7KQ3XM".
         action: "reschedule" or "cancel".
-        new_date: For reschedule: the new date, ISO or a phrase like "Friday".
-        new_time: For reschedule: the new start time, e.g. "10:00".
-        cancellation_reason: For cancel: why, in the parent's words (optional).
+        new_date: ISO date or phrase.
     """
     ctx = _ctx()
     verb = (action or "").strip().lower()
@@ -432,19 +547,19 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
         return {"status": "confirm", "action": "reschedule", "booking_id": booking.reference,
                 "from": _confirmation(booking), "to": _tour_details(ctx.school, day, start_time),
                 "message": confirmation.NOT_YET}
-    new = bookings.reschedule_tour(booking=booking, new_date=day, new_time=start_time, now=ctx.now)
+    moved = bookings.reschedule_tour(booking=booking, new_date=day, new_time=start_time, now=ctx.now)
     _done(ctx, action)
-    ctx.active.last_booking_id = new.reference
+    ctx.active.last_booking_id = moved.reference
     ctx.active.slots_shown = []  # the offer is used, as after book_tour
     intake = _intake(ctx)
     intake.forget_when()
     _keep(ctx, intake)
-    new_local = new.local_start
-    return {"status": "success", "action": "rescheduled", "booking_id": new.reference,
-            "previous_booking_id": booking.reference,
+    new_local = moved.local_start
+    return {"status": "success", "action": "rescheduled", "booking_id": moved.reference,
             "message": f"Moved from {describe_date(local.date())} at {local:%H:%M} to "
-                       f"{describe_date(new_local.date())} at {new_local:%H:%M}.",
-            "confirmation_details": _confirmation(new)}
+                       f"{describe_date(new_local.date())} at {new_local:%H:%M}; the reference stays "
+                       f"{moved.reference}.",
+            "confirmation_details": _confirmation(moved)}
 
 
 def _read_best_time(text: str, today: dt.date) -> tuple[str, dt.time | None, dt.date | None]:
@@ -467,13 +582,10 @@ def _read_best_time(text: str, today: dt.date) -> tuple[str, dt.time | None, dt.
 
 
 def request_callback(parent_name: str, parent_phone: str, best_time_to_call: str, topic: str | None = None) -> dict:
-    """Ask the admissions team to phone the parent back.
+    """Ask admissions to phone the parent back.
 
     Args:
-        parent_name: The parent's name.
-        parent_phone: The number to call, with country code if not local.
-        best_time_to_call: "morning", "afternoon", "evening", "anytime", or a time/day like "tomorrow 3pm".
-        topic: What they want to talk about (optional).
+        best_time_to_call: "morning", "afternoon", "evening", "anytime" or e.g. "tomorrow 3pm".
     """
     ctx = _ctx()
     name = (parent_name or "").strip() or ctx.active.collected.get("parent_name") or ctx.contact.name
@@ -500,11 +612,10 @@ def request_callback(parent_name: str, parent_phone: str, best_time_to_call: str
 
 
 def get_faq_answer(question: str) -> dict:
-    """Answer a question about the school (fees, curriculum, lunch, transport, uniforms, enrolment, tours...)
-    from the school's own FAQ. Never answer such questions without it.
+    """The school's FAQ answer to a parent's question.
 
     Args:
-        question: The parent's question, in their words.
+        question: In the parent's words.
     """
     ctx = _ctx()
     return faq.answer_question(ctx.school, question, history=ctx.history)
@@ -513,15 +624,11 @@ def get_faq_answer(question: str) -> dict:
 def update_context(
     field_to_update: str, new_value: str, reason: str | None = None, booking_id: str | None = None
 ) -> dict:
-    """Record a correction or new detail ("sorry, it's Jon not John", "make it 3pm"). It goes into the booking
-    being collected and onto the tour booked in this chat; with booking_id, onto that booked tour only.
+    """Record a correction or new detail (with booking_id: in that earlier booked tour only).
 
     Args:
-        field_to_update: One of parent_name, parent_phone, parent_email, child_name, child_age, preferred_date,
-            preferred_time, special_requirements, preferred_name.
-        new_value: The corrected value.
+        field_to_update: A book_tour argument or preferred_name.
         reason: "user_correction" or "new_information".
-        booking_id: The reference of a tour booked earlier (e.g. in a past chat) whose details are wrong.
     """
     ctx = _ctx()
     name = (field_to_update or "").strip()
@@ -559,6 +666,107 @@ def update_context(
     return result
 
 
+def join_waitlist(
+    preferred_date: str | None = None,
+    preferred_time: str | None = None,
+    parent_name: str | None = None,
+    parent_phone: str | None = None,
+    child_name: str | None = None,
+    child_age: int | None = None,
+) -> dict:
+    """Put the parent on the waitlist of a full tour (book_tour said it is full and has a waitlist). When a seat
+    frees, it is offered to them on this chat and held for a while. Details already given need not be repeated.
+
+    Args:
+        preferred_date: The full tour's date, ISO or a phrase; default: the full tour book_tour last reported.
+        preferred_time: The full tour's start time, e.g. "10:00"; default: as preferred_date.
+        parent_name: The parent's full name.
+        parent_phone: The parent's phone number.
+        child_name: The child's name.
+        child_age: The child's age in years.
+    """
+    ctx = _ctx()
+    intake = _intake(ctx)
+    given = {"parent_name": parent_name, "parent_phone": parent_phone, "child_name": child_name,
+             "child_age": child_age}
+    for name, value in given.items():
+        if value is not None and str(value).strip():
+            try:
+                _record(intake, name, _clean_field(name, value, ctx))
+            except ValueError as exc:
+                return _error(str(exc), field=name)
+    collected = _keep(ctx, intake)
+    full = ctx.active.full_slot
+    try:
+        day = (dt.date.fromisoformat(_clean_field("preferred_date", preferred_date, ctx)) if preferred_date
+               else dt.date.fromisoformat(full["date"]) if full else None)
+        start = (dt.time.fromisoformat(_clean_field("preferred_time", preferred_time, ctx)) if preferred_time
+                 else dt.time.fromisoformat(full["time"]) if full else None)
+    except ValueError as exc:
+        return _error(str(exc))
+    child = intake.children[0] if intake.children else {}
+    missing = [k for k in ("parent_name", "parent_phone") if not collected.get(k)] + ([] if child else ["child_name"])
+    missing += [k for k, v in (("preferred_date", day), ("preferred_time", start)) if v is None]
+    if missing:
+        return {"status": "missing_fields", "missing": missing, "collected": collected}
+    try:
+        starts_at = bookings.check_slot(ctx.school, day, start, now=ctx.now)
+        entry = waitlist.join(
+            school=ctx.school, contact=ctx.contact, slot=bookings.tour_slot(ctx.school, starts_at),
+            parent_name=collected["parent_name"], parent_phone=collected["parent_phone"],
+            parent_email=collected.get("parent_email", ""), child_name=child["name"], child_age=child.get("age"),
+            now=ctx.now)
+    except BookingError as exc:
+        return _booking_error(exc)
+    ctx.active.full_slot, ctx.active.collected, ctx.active.task_type = {}, {}, ""
+    return {"status": "success", "waitlist_id": entry.reference, "place_in_line": waitlist.place_in_line(entry),
+            "tour": _tour_details(ctx.school, day, start, child_name=entry.child_name, child_age=entry.child_age),
+            "hold_minutes": ctx.school.waitlist_hold_minutes}
+
+
+def _said_yes_since(ctx: ToolContext, moment: dt.datetime) -> bool:
+    """Whether the parent's latest message, sent after `moment` (the offer, which is its own read-back), is a yes."""
+    latest = Message.objects.filter(pk=max(ctx.turn_message_ids, default=0)).values_list("text", "created_at").first()
+    return bool(latest) and latest[1] > moment and confirmation.says_yes(latest[0])
+
+
+def answer_seat_offer(answer: str) -> dict:
+    """The parent's answer to the seat offered to them from a waitlist (CONTACT.seat_offer): "accept" books it
+    (after their yes to the offer or to a read-back), "decline" passes it to the next family.
+
+    Args:
+        answer: "accept" or "decline".
+    """
+    ctx = _ctx()
+    offer = waitlist.live_offer(ctx.contact)
+    if offer is None:
+        return _error("There is no seat being held for you right now.", your_waitlists=[
+            _booking_summary_of_entry(e) for e in waitlist.live_entries(ctx.contact)])
+    verb = (answer or "").strip().lower()
+    if verb not in ("accept", "decline"):
+        return _error(f"Unknown answer “{answer}”: use \"accept\" or \"decline\".")
+    if verb == "decline":
+        waitlist.decline(offer, now=ctx.now)
+        return {"status": "success", "action": "declined", "waitlist_id": offer.reference}
+    action = f"accept {offer.reference}"
+    if not _said_yes_since(ctx, offer.offered_at) and _awaiting_yes(ctx, action):
+        local = offer.slot.starts_at.astimezone(ctx.school.tz)
+        details = _tour_details(ctx.school, local.date(), local.time(), child_name=offer.child_name,
+                                child_age=offer.child_age, parent_name=offer.parent_name,
+                                parent_phone=offer.parent_phone, parent_email=offer.parent_email)
+        return {"status": "confirm", "action": "book", "read_back": details, "message": confirmation.NOT_YET}
+    booking = waitlist.accept(offer, now=ctx.now)
+    _done(ctx, action)
+    ctx.active.last_booking_id = booking.reference
+    return {"status": "success", "booking_id": booking.reference, "confirmation_details": _confirmation(booking)}
+
+
+def _booking_summary_of_entry(entry) -> dict:
+    local = entry.slot.starts_at.astimezone(entry.school.tz)
+    return {"waitlist_id": entry.reference, "date": local.date().isoformat(), "time": f"{local:%H:%M}",
+            "child_name": entry.child_name, "status": entry.status}
+
+
 def take_unread(ctx: ToolContext) -> list[Message]:
     """The parent's messages that arrived during this turn, taken into it (marked processed), in order."""
     memory.drain_queue(ctx.school.pk, ctx.contact.pk)
@@ -575,7 +783,7 @@ def take_unread(ctx: ToolContext) -> list[Message]:
 
 
 def check_unread_messages() -> dict:
-    """Check for messages the parent sent while you were working, and take them into this turn."""
+    """Take in the messages the parent sent meanwhile."""
     pending = take_unread(_ctx())
     return {"has_unread": bool(pending),
             "messages": [{"message": m.text, "timestamp": m.created_at.isoformat()} for m in pending]}
@@ -584,9 +792,18 @@ def check_unread_messages() -> dict:
 TOOLS: dict[str, Callable[..., dict]] = {
     fn.__name__: fn
     for fn in (check_availability, book_tour, manage_tour_booking, request_callback, get_faq_answer,
-               update_context, check_unread_messages)
+               update_context, check_unread_messages, join_waitlist, answer_seat_offer, check_open_days)
 }
-TOOL_SCHEMAS: list[dict] = [convert_to_openai_tool(fn) for fn in TOOLS.values()]
+
+
+def __getattr__(name: str):
+    """`TOOL_SCHEMAS`, built on first use: it needs langchain-core, which takes about a second to import."""
+    if name == "TOOL_SCHEMAS":
+        from langchain_core.utils.function_calling import convert_to_openai_tool
+
+        schemas = globals()["TOOL_SCHEMAS"] = [convert_to_openai_tool(fn) for fn in TOOLS.values()]
+        return schemas
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _run_tool(name: str, arguments: dict) -> dict:

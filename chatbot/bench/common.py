@@ -49,6 +49,7 @@ class Options:
     console_messages: int = 200_000
     slow_model_seconds: float = 1.0
     seed: int = 7
+    peer: bool = False  # turn_overhead: also run LangGraph's ReAct agent (chatbot/bench/peer) beside ours
 
     @classmethod
     def quick_defaults(cls) -> "Options":
@@ -271,8 +272,8 @@ def delete_school(school_id: int) -> dict:
         (Conversation, {"school_id": school_id}),
         (Activity, {"contact__school_id": school_id}),
         (Deal, {"contact__school_id": school_id}),
+        (TourBooking, {"school_id": school_id}),  # with its children's places, which keep the CRM children
         (Child, {"contact__school_id": school_id}),
-        (TourBooking, {"school_id": school_id}),
         (CallbackRequest, {"school_id": school_id}),
         (TourSlot, {"school_id": school_id}),
         (SchoolClosure, {"school_id": school_id}),
@@ -368,7 +369,7 @@ def close_db_connections() -> None:
         conn.close()
 
 
-# --- counting database queries and Redis commands (every thread) -----------------------------------------------
+# --- database pool ------------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def database_pool(pool: dict | None) -> Iterator[None]:
     """Run with other PostgreSQL pool options (None: no pool, a new connection per hop), then restore them.
@@ -390,89 +391,6 @@ def database_pool(pool: dict | None) -> Iterator[None]:
         connections.close_all()
         connections["default"].close_pool()
         options["pool"] = saved
-
-
-class RoundTrips:
-    """Counts SQL statements, new database connections and Redis round trips, in every thread, while active.
-
-    SQL: `CursorWrapper.execute/executemany` (the debug cursor calls through them, so nothing is counted
-    twice). Connections: on PostgreSQL each connection psycopg really opens (a connection handed out again
-    by the pool is not new); on SQLite each one Django opens. Redis: each command a client sends on its own,
-    and each pipeline execute (one round trip), for the sync and asyncio clients and their fakeredis
-    stand-ins alike.
-    """
-
-    def __init__(self) -> None:
-        self.queries = 0
-        self.connections = 0
-        self.redis = 0
-        self._lock = threading.Lock()
-        self._saved: list[tuple[type, str, Any]] = []
-
-    def _bump(self, name: str) -> None:
-        with self._lock:
-            setattr(self, name, getattr(self, name) + 1)
-
-    def reset(self) -> tuple[int, int, int]:
-        with self._lock:
-            counts = (self.queries, self.connections, self.redis)
-            self.queries = self.connections = self.redis = 0
-        return counts
-
-    def _patch(self, owner: type, name: str, counter: str, is_async: bool) -> None:
-        original = owner.__dict__[name]
-        bump = self._bump
-        if is_async:
-            async def wrapper(*args, **kwargs):
-                bump(counter)
-                return await original(*args, **kwargs)
-        else:
-            def wrapper(*args, **kwargs):
-                bump(counter)
-                return original(*args, **kwargs)
-        self._saved.append((owner, name, original))
-        setattr(owner, name, wrapper)
-
-    def _on_connect(self, sender, connection, **kwargs) -> None:
-        self._bump("connections")
-
-    def __enter__(self) -> "RoundTrips":
-        import redis
-        import redis.asyncio
-        import redis.asyncio.client
-        import redis.client
-        from django.db.backends import utils
-        from django.db.backends.signals import connection_created
-
-        self._patch(utils.CursorWrapper, "execute", "queries", False)
-        self._patch(utils.CursorWrapper, "executemany", "queries", False)
-        self._patch(redis.Redis, "execute_command", "redis", False)
-        self._patch(redis.client.Pipeline, "execute", "redis", False)
-        self._patch(redis.asyncio.Redis, "execute_command", "redis", True)
-        self._patch(redis.asyncio.client.Pipeline, "execute", "redis", True)
-        if connection.vendor == "postgresql":
-            import psycopg
-
-            opened = psycopg.Connection.__dict__["connect"]
-            bump = self._bump
-
-            def connect(cls, *args, **kwargs):
-                bump("connections")
-                return opened.__func__(cls, *args, **kwargs)
-
-            self._saved.append((psycopg.Connection, "connect", opened))
-            psycopg.Connection.connect = classmethod(connect)
-        else:
-            connection_created.connect(self._on_connect, dispatch_uid=f"bench-roundtrips-{id(self)}")
-        return self
-
-    def __exit__(self, *exc) -> None:
-        from django.db.backends.signals import connection_created
-
-        connection_created.disconnect(dispatch_uid=f"bench-roundtrips-{id(self)}")
-        for owner, name, original in reversed(self._saved):
-            setattr(owner, name, original)
-        self._saved.clear()
 
 
 # --- servers ------------------------------------------------------------------------------------------------

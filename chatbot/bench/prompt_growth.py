@@ -10,6 +10,11 @@ message): that is what the history budget bounds. The later calls of a turn add 
 they are reported as "all calls" beside it. The same conversation is then replayed with compression off
 (LLM_PROMPT_TOKEN_BUDGET = 10**9). The hosted-model figure is the median over the first 30 turns, which
 are exactly a 30-message conversation (later messages cannot change earlier prompts).
+
+Tokens per completed booking: a parent books a tour in five messages (BOOKING_LINES: the request with the
+child, a day, the slot, name and phone, "yes"); every model call of that conversation is counted as a hosted
+model would bill it, in the same tokenizer: the prompt with the tool schemas, plus what the model produced
+(text, tool names and arguments). The booking must exist at the end.
 """
 
 import datetime as dt
@@ -27,6 +32,7 @@ TITLE = "Prompt tokens per turn over a long conversation"
 NO_COMPRESSION_BUDGET = 10**9
 EARLY_TURN = 5
 HOSTED_TURNS = 30
+BOOKING_TOKEN_TARGET = 12_000  # issue 14: prompt + completion tokens of a whole completed booking
 
 FAQ = [
     ("What curriculum do you follow?", "We follow the English National Curriculum from Nursery to Year 6, with "
@@ -59,6 +65,13 @@ FAQ = [
 
 def spoken(day: dt.date) -> str:
     return f"{day:%A} {day.day} {day:%B}"
+
+
+def booking_lines(school) -> list[str]:
+    """A parent booking a tour in five messages."""
+    day = next_open_day(school, 3, 0)
+    return ["Hi! I'd like to book a campus tour for my daughter Mia, she's 5.", f"{spoken(day)} morning if possible",
+            "the first one", "I'm Sarah Tan, 91234567", "yes please"]
 
 
 def parent_lines(school) -> list[str]:
@@ -143,8 +156,12 @@ def _one_conversation(ctx: Context, label: str, budget: int, lines_for) -> dict:
         lines = lines_for(school)
         contact = make_contact(school, 0)
         replies = async_to_sync(_converse)(school, contact, lines, recorder, ctx.progress, label)
+        booked = school.bookings.count()
     first, total, count, system = _per_turn(recorder.calls, len(lines))
-    return {"first": first, "total": total, "calls": count, "system": system, "replies": replies}
+    return {"first": first, "total": total, "calls": count, "system": system, "replies": replies,
+            "billed_prompt": sum(p for p, _ in recorder.billed),
+            "billed_completion": sum(c for _, c in recorder.billed), "model_calls": len(recorder.billed),
+            "bookings": booked}
 
 
 def _faq(school) -> None:
@@ -185,6 +202,9 @@ def run(ctx: Context) -> Result:
     hosted = min(HOSTED_TURNS, messages)
     growth = ratio(compressed["first"][last], compressed["first"][early])
     growth_plain = ratio(plain["first"][last], plain["first"][early])
+    ctx.progress.say("prompt_growth: a tour booked in five messages, every call counted as a hosted model bills it")
+    booking = _one_conversation(ctx, "booking", budget, booking_lines)
+    booking_tokens = booking["billed_prompt"] + booking["billed_completion"]
     schema_tokens = _tool_schema_tokens()
     median_first = statistics.median(compressed["first"][:hosted])
     median_total = statistics.median(compressed["total"][:hosted])
@@ -216,6 +236,12 @@ def run(ctx: Context) -> Result:
         "system_prompt_tokens_early_turn": compressed["system"][early],
         "system_prompt_tokens_last_turn": compressed["system"][last],
         "empty_replies": empty,
+        "tokens_per_completed_booking": booking_tokens,
+        "booking_prompt_tokens": booking["billed_prompt"],
+        "booking_completion_tokens": booking["billed_completion"],
+        "booking_model_calls": booking["model_calls"],
+        "booking_messages": len(booking["replies"]),
+        "booking_completed": booking["bookings"] == 1,
     }
     result.rows = [
         Row(f"tokens turn {messages} / turn {early + 1}", fmt_ratio(growth),
@@ -231,7 +257,15 @@ def run(ctx: Context) -> Result:
         Row("median billed prompt / turn", f"{median_billed:g} tokens", "", "",
             f"all calls + {schema_tokens} tool-schema tokens per call"),
     ]
+    result.rows.append(Row("tokens per completed booking", f"{booking_tokens:,} tokens", "12,000",
+                           fmt_ratio(ratio(booking_tokens, BOOKING_TOKEN_TARGET)),
+                           f"{len(booking['replies'])} parent messages, {booking['model_calls']} model calls: "
+                           f"{booking['billed_prompt']:,} prompt (with tool schemas) + "
+                           f"{booking['billed_completion']:,} completion"))
     if empty:
         result.status = "failed"
         result.reason = f"{empty} turn(s) got no reply"
+    if booking["bookings"] != 1:
+        result.status = "failed"
+        result.reason = f"the booking conversation made {booking['bookings']} booking(s), not 1"
     return result

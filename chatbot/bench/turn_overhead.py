@@ -1,38 +1,46 @@
 """turn_overhead: what one full turn costs when the model itself costs nothing.
 
-A turn is `chatbot.services.receive()` on the web channel, exactly as the websocket consumer calls it:
-store the message, take the session lock, build the prompt, call the model (`benchzero/scripted`: one
-check_availability call, then a text answer, no waiting), run the tool, store every reasoning step, store
-and "send" the reply (channel-layer group sends). Each contact has a conversation of TURNS_PER_CONTACT turns.
+A turn is `chatbot.services.receive()` on the web channel, exactly as the websocket consumer calls it, with
+the web channel loaded (its observer registered) and one listening socket per contact in the visitor's
+channel-layer group: store the message, take the session lock, build the prompt, call the model
+(`benchzero/scripted`: one check_availability call, then a text answer, no waiting), run the tool, store
+every reasoning step, store the reply and send typing, steps and the reply to the group. Each contact has
+a conversation of TURNS_PER_CONTACT turns. Every frame sent must reach its listener (else: errors).
 
-The floor is the same number of database and Redis round trips done bare: the SQL statements and Redis
-commands of a turn are counted (every thread: the tools run in a thread pool), then that many `SELECT 1`
-and `PING` are timed on open connections. overhead / floor says how much the code around the round trips
-(ORM, litellm, JSON, asyncio, new database connections) adds. Every database_sync_to_async call closes
-its connection when it returns; on PostgreSQL the settings give that connection back to a pool. The same
-turns are also timed with the pool switched off (a new PostgreSQL connection per hop), beside the
-configured figure, so the pool's effect is measured in the same run.
+A few turns are counted (`chatbot.bench.counting`: every database round trip at psycopg's level, by kind,
+the commits, Redis commands, thread hops, frames). The floor is the same round trips done bare on one open
+connection in one thread: as many autocommit one-row UPDATEs as the turn has commits (so the floor pays
+the same durable commits), `SELECT 1` for the rest, and a `PING` per Redis command. overhead / floor says
+how much the code around the round trips (ORM, litellm, JSON, asyncio, thread hops) adds. On PostgreSQL
+the same turns are also timed with the pool switched off (a new PostgreSQL connection per hop).
 """
 
+import asyncio
+import json
 import statistics
+import subprocess
 import time
 
 from asgiref.sync import async_to_sync
+from django.conf import settings
 from django.db import connection
 from django.test import override_settings
 
 from chatbot.bench.common import (
     Context,
     Result,
-    RoundTrips,
     Row,
+    Skip,
     bench_school,
     database_pool,
+    database_url,
     fmt_ratio,
     make_contact,
     percentile,
     ratio,
+    server_env,
 )
+from chatbot.bench.counting import SIDE, Counts, RoundTrips
 from chatbot.bench.models import ZERO_MODEL, register_zero
 
 NAME = "turn_overhead"
@@ -40,6 +48,74 @@ TITLE = "Turn overhead, zero-latency model"
 TURNS_PER_CONTACT = 10
 WARMUP_TURNS = 5
 EXPECTED_REPLY = "Here are the open tour slots. Which one suits you?"
+DELIVERY_WAIT_SECONDS = 10.0
+STOP = "bench.stop"
+PEER_TIMEOUT_SECONDS = 1800
+
+
+class Sockets:
+    """One listening channel per contact in its web visitor group, as an open chat socket is; counts frames."""
+
+    def __init__(self, school) -> None:
+        self.school = school
+        self.sent = 0
+        self.received = 0
+        self._listeners: dict[int, tuple[str, str, asyncio.Task]] = {}
+        self._names: set[str] = set()
+        self._layer = None
+        self._group_send = None
+
+    async def __aenter__(self) -> "Sockets":
+        from channels.layers import get_channel_layer
+
+        import chatbot.channels.web  # noqa: F401 (registers the web channel's observer, as daphne's routing does)
+
+        self._layer = get_channel_layer()
+        original = self._layer.group_send
+
+        async def counted(group, message):
+            self.sent += 1
+            return await original(group, message)
+
+        self._layer.group_send = counted
+        original_send = self._layer.send
+
+        async def counted_send(channel, message):  # a frame to one socket of another process (chatbot.channels.web)
+            if channel in self._names:
+                self.sent += 1
+            return await original_send(channel, message)
+
+        self._layer.send = counted_send
+        return self
+
+    async def open(self, contact) -> None:
+        from chatbot.channels.web import visitor_group
+
+        if contact.pk in self._listeners:
+            return
+        group = visitor_group(self.school.pk, contact.web_visitor_id)
+        name = await self._layer.new_channel()
+        self._names.add(name)
+        await self._layer.group_add(group, name)
+        self._listeners[contact.pk] = (group, name, asyncio.create_task(self._drain(name)))
+
+    async def _drain(self, name: str) -> None:
+        SIDE.set("sockets")
+        while (await self._layer.receive(name)).get("type") != STOP:
+            self.received += 1
+
+    async def __aexit__(self, *exc) -> None:
+        deadline = time.monotonic() + DELIVERY_WAIT_SECONDS
+        while self.received < self.sent and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        del self._layer.group_send
+        del self._layer.send
+        # Stopped by a message of their own, not cancelled: a receive cancelled inside channels-redis's shared
+        # receive loop can leave the other receivers waiting for ever.
+        for group, name, _ in self._listeners.values():
+            await self._layer.group_discard(group, name)
+            await self._layer.send(name, {"type": STOP})
+        await asyncio.wait([task for _, _, task in self._listeners.values()], timeout=DELIVERY_WAIT_SECONDS)
 
 
 async def _turn(school, contact, text: str) -> float:
@@ -59,39 +135,58 @@ async def _run_turns(ctx: Context, school, contacts: list, counting_turns: int, 
     def contact_for(index: int):
         return contacts[index // TURNS_PER_CONTACT]
 
-    for _ in range(warmup_turns):
-        await _turn(school, contact_for(n), f"warm-up turn {n}: can we book a tour?")
-        n += 1
-    per_turn = {"queries": [], "connections": [], "redis": []}
-    with RoundTrips() as trips:
-        for _ in range(counting_turns):
-            trips.reset()
-            await _turn(school, contact_for(n), f"counted turn {n}: can we book a tour?")
-            queries, connections, redis_commands = trips.reset()
-            per_turn["queries"].append(queries)
-            per_turn["connections"].append(connections)
-            per_turn["redis"].append(redis_commands)
+    async with Sockets(school) as sockets:
+        async def turn(label: str) -> float:
+            nonlocal n
+            contact = contact_for(n)
+            await sockets.open(contact)
+            took = await _turn(school, contact, f"{label} turn {n}: can we book a tour?")
             n += 1
-    timings = []
-    for i in range(timed_turns):
-        timings.append(await _turn(school, contact_for(n), f"timed turn {n}: can we book a tour?"))
-        n += 1
-        progress.count("turns", i + 1, timed_turns)
-    return {"timings": timings, "per_turn": per_turn, "turns": n}
+            return took
+
+        for _ in range(warmup_turns):
+            await turn("warm-up")
+        per_turn: list[Counts] = []
+        frames: list[int] = []
+        with RoundTrips() as trips:
+            for _ in range(counting_turns):
+                await sockets.open(contact_for(n))
+                trips.reset()
+                sent = sockets.sent
+                await turn("counted")
+                per_turn.append(trips.reset())
+                frames.append(sockets.sent - sent)
+        timings = []
+        for i in range(timed_turns):
+            timings.append(await turn("timed"))
+            progress.count("turns", i + 1, timed_turns)
+    return {"timings": timings, "per_turn": per_turn, "frames": frames, "turns": n,
+            "frames_sent": sockets.sent, "frames_received": sockets.received}
 
 
-def _floor(queries: int, redis_commands: int, repetitions: int) -> list[float]:
-    """Time `queries` x SELECT 1 plus `redis_commands` x PING on open connections, `repetitions` times."""
+def median_counts(per_turn: list[Counts]) -> dict[str, float]:
+    """The median of each figure over the counted turns."""
+    names = Counts().as_dict()
+    return {name: statistics.median([getattr(c, name) for c in per_turn]) if per_turn else 0 for name in names}
+
+
+def _floor(school, round_trips: int, commits: int, redis_commands: int, repetitions: int) -> list[float]:
+    """Time `round_trips` database round trips (`commits` of them committed one-row UPDATEs, the rest
+    `SELECT 1`) plus `redis_commands` x PING, on open connections in one thread, `repetitions` times."""
     from config.redis import get_redis
 
     client = get_redis()
     client.ping()
+    table = connection.ops.quote_name(school._meta.db_table)
+    update = f"UPDATE {table} SET name = name WHERE id = %s"  # noqa: S608 (the model's own table name)
     timings = []
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
         for _ in range(repetitions):
             started = time.perf_counter()
-            for _ in range(queries):
+            for _ in range(commits):
+                cursor.execute(update, [school.pk])
+            for _ in range(max(round_trips - commits, 0)):
                 cursor.execute("SELECT 1")
                 cursor.fetchone()
             for _ in range(redis_commands):
@@ -115,8 +210,64 @@ def _check(school, turns: int) -> dict:
     }
 
 
+def describe(counts: dict[str, float]) -> str:
+    """'44 DB (21 statements, 8 BEGIN/COMMIT, 0 savepoints, 15 health checks), 9 commits, ...' for a table."""
+    return (f"{counts['round_trips']:g} DB ({counts['statements']:g} statements, "
+            f"{counts['transaction_control']:g} BEGIN/COMMIT, {counts['savepoints']:g} savepoints, "
+            f"{counts['health_checks']:g} health checks), {counts['commits']:g} commits, "
+            f"{counts['redis']:g} Redis (+ {counts['redis_sockets']:g} by the listening socket), "
+            f"{counts['thread_hops']:g} thread hops")
+
+
+def run_peer(ctx: Context, turns: int, counting_turns: int, warmup_turns: int) -> dict:
+    """LangGraph's ReAct agent on the same turn and database, in its own virtualenv (chatbot/bench/peer)."""
+    from chatbot.bench.peer import environment
+
+    python = environment.ensure(settings.BASE_DIR, ctx.progress.say)
+    ctx.progress.say(f"turn_overhead: {turns} turns of LangGraph's create_react_agent + AsyncPostgresSaver")
+    env = server_env(PYTHONPATH=str(settings.BASE_DIR))
+    completed = subprocess.run(  # noqa: S603 (our own script in the peer's interpreter)
+        [str(python), "-W", "ignore", "-m", "chatbot.bench.peer.langgraph_turn", "--dsn", database_url(),
+         "--schema", f"bench_peer_{ctx.run_id}", "--turns", str(turns), "--counting", str(counting_turns),
+         "--warmup", str(warmup_turns)],
+        cwd=settings.BASE_DIR, env=env, stdout=subprocess.PIPE, stderr=None, text=True, check=False,
+        timeout=PEER_TIMEOUT_SECONDS,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"the LangGraph peer exited with {completed.returncode} (its error is above)")
+    return json.loads(completed.stdout)
+
+
+def _peer_figures(result: Result, ours: dict[str, float], timings: list[float], peer: dict) -> None:
+    p50, p99 = percentile(peer["timings_ms"], 0.5), percentile(peer["timings_ms"], 0.99)
+    ours_p50, ours_p99 = percentile(timings, 0.5), percentile(timings, 0.99)
+    counts = peer["per_turn"]
+    result.figures.update({
+        "peer": "langgraph create_react_agent + AsyncPostgresSaver",
+        "peer_turns": len(peer["timings_ms"]),
+        "peer_turn_p50_ms": round(p50, 2),
+        "peer_turn_p99_ms": round(p99, 2),
+        "vs_peer_p50_ratio": ratio(ours_p50, p50),
+        "vs_peer_p99_ratio": ratio(ours_p99, p99),
+        "peer_per_turn": counts,
+    })
+    result.rows += [
+        Row("turn p50 vs LangGraph", f"{ours_p50:.1f} ms", f"{p50:.1f} ms", fmt_ratio(ratio(ours_p50, p50)),
+            "ours / peer (create_react_agent + AsyncPostgresSaver, same turn, same PostgreSQL, this run)"),
+        Row("turn p99 vs LangGraph", f"{ours_p99:.1f} ms", f"{p99:.1f} ms", fmt_ratio(ratio(ours_p99, p99)),
+            f"{len(peer['timings_ms'])} peer turns"),
+        Row("round trips / turn vs LangGraph", f"{ours['round_trips']:g} DB", f"{counts['round_trips']:g} DB",
+            fmt_ratio(ratio(ours["round_trips"], counts["round_trips"])),
+            f"peer: {counts['statements']:g} statements + {counts['pipeline_syncs']:g} pipeline syncs "
+            f"({counts['pipelined_statements']:g} statements pipelined), {counts['commits']:g} commits, "
+            f"{counts['thread_hops']:g} thread hops"),
+    ]
+
+
 def run(ctx: Context) -> Result:
     options = ctx.options
+    if options.peer and connection.vendor != "postgresql":
+        raise Skip("--peer needs PostgreSQL (LangGraph's AsyncPostgresSaver): set DATABASE_URL")
     result = Result(NAME, TITLE)
     counting_turns = 3 if options.quick else 20
     warmup_turns = 2 if options.quick else WARMUP_TURNS
@@ -125,16 +276,15 @@ def run(ctx: Context) -> Result:
     with override_settings(LLM_MODEL=ZERO_MODEL, CHAT_BURST_WINDOW_SECONDS=0, DEBUG=False, PIPEDRIVE_API_TOKEN=""), \
             bench_school(ctx, NAME) as school:
         contacts = [make_contact(school, i) for i in range(-(-total // TURNS_PER_CONTACT))]
-        ctx.progress.say(f"turn_overhead: {options.turns} turns with {ZERO_MODEL}")
+        ctx.progress.say(f"turn_overhead: {options.turns} turns with {ZERO_MODEL} on the web channel")
         measured = async_to_sync(_run_turns)(ctx, school, contacts, counting_turns, options.turns, warmup_turns)
         check = _check(school, measured["turns"])
-        per_turn = measured["per_turn"]
-        queries = round(statistics.median(per_turn["queries"]))
-        redis_commands = round(statistics.median(per_turn["redis"]))
-        new_connections = statistics.median(per_turn["connections"])
-        ctx.progress.say(f"turn_overhead: floor, {queries} x SELECT 1 + {redis_commands} x PING, "
-                         f"{options.turns} times")
-        floor = _floor(queries, redis_commands, options.turns)
+        counts = median_counts(measured["per_turn"])
+        round_trips, commits, redis_commands = (round(counts[k]) for k in ("round_trips", "commits", "redis"))
+        ctx.progress.say(f"turn_overhead: floor, {round_trips} database round trips ({commits} of them commits) "
+                         f"+ {redis_commands} x PING, {options.turns} times")
+        floor = _floor(school, round_trips, commits, redis_commands, options.turns)
+        peer = run_peer(ctx, options.turns, counting_turns, warmup_turns) if options.peer else None
         unpooled = None
         if not options.quick and connection.settings_dict["OPTIONS"].get("pool"):
             ctx.progress.say(f"turn_overhead: {options.turns} more turns without the connection pool, "
@@ -146,7 +296,9 @@ def run(ctx: Context) -> Result:
     timings = measured["timings"]
     turn_p50, turn_p99 = percentile(timings, 0.5), percentile(timings, 0.99)
     floor_p50, floor_p99 = percentile(floor, 0.5), percentile(floor, 0.99)
-    errors = (check["turns"] - check["replies"]) + check["unexpected_replies"] + check["unanswered"]
+    undelivered = measured["frames_sent"] - measured["frames_received"]
+    errors = (check["turns"] - check["replies"]) + check["unexpected_replies"] + check["unanswered"] + undelivered
+    frames = statistics.median(measured["frames"]) if measured["frames"] else 0
     result.figures = {
         "turns": len(timings),
         "turn_p50_ms": round(turn_p50, 2),
@@ -156,22 +308,35 @@ def run(ctx: Context) -> Result:
         "floor_p99_ms": round(floor_p99, 2),
         "overhead_p50_ratio": ratio(turn_p50, floor_p50),
         "overhead_p99_ratio": ratio(turn_p99, floor_p99),
-        "queries_per_turn": queries,
-        "redis_commands_per_turn": redis_commands,
-        "db_connections_opened_per_turn": new_connections,
-        "queries_per_turn_range": [min(per_turn["queries"]), max(per_turn["queries"])],
+        "per_turn": counts,
+        "per_turn_range": {name: [min(getattr(c, name) for c in measured["per_turn"]),
+                                  max(getattr(c, name) for c in measured["per_turn"])]
+                           for name in counts} if measured["per_turn"] else {},
+        "db_round_trips_per_turn": counts["round_trips"],
+        "queries_per_turn": counts["statements"],
+        "commits_per_turn": counts["commits"],
+        "redis_commands_per_turn": counts["redis"],
+        "thread_hops_per_turn": counts["thread_hops"],
+        "db_connections_opened_per_turn": counts["connections"],
+        "channel_layer_frames_per_turn": frames,
+        "frames_sent": measured["frames_sent"],
+        "frames_received": measured["frames_received"],
         "tool_calls": check["tool_calls"],
         "errors": errors,
     }
     result.rows = [
         Row("turn p50", f"{turn_p50:.1f} ms", f"{floor_p50:.1f} ms", fmt_ratio(ratio(turn_p50, floor_p50)),
-            f"floor = {queries} SELECT 1 + {redis_commands} PING"),
+            f"floor = {round_trips} DB round trips ({commits} committed UPDATEs, the rest SELECT 1) "
+            f"+ {redis_commands} PING"),
         Row("turn p99", f"{turn_p99:.1f} ms", f"{floor_p99:.1f} ms", fmt_ratio(ratio(turn_p99, floor_p99)),
             f"{len(timings)} turns"),
-        Row("round trips / turn", f"{queries} SQL + {redis_commands} Redis", "", "",
-            f"{new_connections:g} new DB connections per turn"),
-        Row("errors", str(errors), "0", "", f"{check['replies']} replies, {check['tool_calls']} tool calls"),
+        Row("round trips / turn", f"{counts['round_trips']:g} DB + {counts['redis']:g} Redis", "", "",
+            describe(counts) + f"; {frames:g} channel-layer frames; {counts['connections']:g} new DB connections"),
+        Row("errors", str(errors), "0", "", f"{check['replies']} replies, {check['tool_calls']} tool calls, "
+            f"{measured['frames_received']}/{measured['frames_sent']} frames delivered"),
     ]
+    if peer:
+        _peer_figures(result, counts, timings, peer)
     if unpooled:
         p50, p99 = percentile(unpooled, 0.5), percentile(unpooled, 0.99)
         result.figures.update({"unpooled_turn_p50_ms": round(p50, 2), "unpooled_turn_p99_ms": round(p99, 2),
@@ -181,5 +346,5 @@ def run(ctx: Context) -> Result:
                                   f"p99 {p99:.1f} ms; same turns, a new PostgreSQL connection per hop"))
     if errors:
         result.status = "failed"
-        result.reason = f"{errors} turn(s) without the expected reply"
+        result.reason = f"{errors} turn(s) without the expected reply, or frames not delivered"
     return result

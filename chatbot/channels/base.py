@@ -18,11 +18,29 @@ class TurnObserver:
     async def step(self, conversation: Conversation, step: dict) -> None:
         return None
 
+    async def steps(self, conversation: Conversation, steps: list[dict]) -> None:
+        """The reasoning steps of one tool cycle, stored together; by default one `step` each."""
+        for step in steps:
+            await self.step(conversation, step)
+
     async def queued(self, conversation: Conversation, message: Message) -> None:
         return None
 
     async def reply(self, conversation: Conversation, message: Message) -> None:
         return None
+
+    async def turn_reply(self, conversation: Conversation, message: Message, steps: list[dict]) -> None:
+        """A turn's end: its last steps, typing off, its reply. A channel that can say all three at once
+        overrides this; here each part is tried even when one before it failed (typing is best effort)."""
+        failure: Exception | None = None
+        for part in (lambda: self.steps(conversation, steps), lambda: self.typing(conversation, False),
+                     lambda: self.reply(conversation, message)):
+            try:
+                await part()
+            except Exception as exc:
+                failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def handed_off(self, conversation: Conversation, notice: Message | None, *, reopen_platform: bool) -> None:
         """Synchronous, after commit: the conversation went to staff (deliver `notice`, tell the platform)."""

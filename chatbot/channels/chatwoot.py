@@ -26,12 +26,14 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext, gettext_lazy
 
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
 from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options, queue_task, reply_text
+from chatbot.language import ENGLISH, reply_language
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import current_conversation, end_conversation, receive
 from config.logging import mask_phone
@@ -137,6 +139,16 @@ def contacts_configured() -> bool:
 
 
 # --- replies ----------------------------------------------------------------
+def template_body(text: str, template: dict) -> dict:
+    """A WhatsApp template through Chatwoot (`template_params`; the placeholders {{1}}, {{2}} ... as
+    `processed_params.body`); `content` is what the conversation shows."""
+    return {"content": text, "template_params": {
+        "name": template["name"], "category": template.get("category") or "UTILITY",
+        "language": template["language"],
+        "processed_params": {"body": {str(index): str(value)
+                                      for index, value in enumerate(template.get("parameters") or [], 1)}}}}
+
+
 def reply_bodies(message: Message) -> list[dict]:
     """The Chatwoot messages for one reply: slot buttons become an `input_select` with readable titles.
 
@@ -153,7 +165,8 @@ def reply_bodies(message: Message) -> list[dict]:
     select = {**plain, "content_type": "input_select",
               "content_attributes": {"items": [{"title": title, "value": value} for title, value in options]}}
     if len(text) > MAX_SELECT_TEXT:
-        return [plain, {**select, "content": "Please choose one:"}]
+        with translation.override(message.language or ENGLISH):
+            return [plain, {**select, "content": gettext("Please choose one:")}]
     return [select]
 
 
@@ -164,7 +177,8 @@ class ChatwootSender(Sender):
         self.client = client
 
     def bodies(self, message: Message) -> list[dict]:
-        return reply_bodies(message)
+        template = message.payload.get("template")
+        return [template_body(message.text, template)] if template else reply_bodies(message)
 
     def gate(self, conversation: Conversation) -> None:
         account, number = split_external_id(conversation.external_id)
@@ -459,8 +473,8 @@ def _status_changed(payload: dict) -> str:
     return f"ignored: status {status}"
 
 
-GREETING = ("Hello! I'm the {school} concierge. I can book a campus tour, move or cancel one, arrange a call "
-            "from our admissions team, or answer questions about the school. How can I help?")
+GREETING = gettext_lazy("Hello! I'm the %(school)s concierge. I can book a campus tour, move or cancel one, arrange "
+                        "a call from our admissions team, or answer questions about the school. How can I help?")
 
 
 def _greet(payload: dict) -> str:
@@ -479,9 +493,11 @@ def _greet(payload: dict) -> str:
     ours = current_conversation(school, contact, Channel.CHATWOOT, ref)
     if ours.status != Conversation.Status.ACTIVE or ours.messages.filter(role=Message.Role.ASSISTANT).exists():
         return "ignored: already talking"
+    spoken = reply_language(school, contact)
+    with translation.override(spoken):
+        text = str(GREETING) % {"school": school.name}
     greeting = Message.objects.create(conversation=ours, role=Message.Role.ASSISTANT, channel=Channel.CHATWOOT,
-                                      text=GREETING.format(school=school.name), payload={"blocks": [],
-                                                                                          "greeting": True})
+                                      text=text, language=spoken, payload={"blocks": [], "greeting": True})
     from chatbot.tasks import deliver_chatwoot_message
 
     transaction.on_commit(lambda: queue_task(deliver_chatwoot_message, greeting.pk))

@@ -102,7 +102,8 @@ def deliver(message_id: int, sender: Sender) -> str:
     if message.delivered_at:
         return "already delivered"
     conversation = message.conversation
-    is_notice = bool(message.payload.get("handoff_notice"))
+    # A handoff notice or a tour reminder goes out whoever has the conversation (it is not a bot's answer).
+    is_notice = bool(message.payload.get("handoff_notice") or message.payload.get("reminder"))
     if conversation.status == Conversation.Status.HANDED_OFF and not is_notice:
         return "skipped: handed off"
     gate_checked = is_notice

@@ -1,9 +1,10 @@
 """The web chat channel: the websocket consumer and its turn observer.
 
-Protocol v1 (see README "Web chat protocol"). Every socket of a conversation
-(tabs, reconnects) joins the group `chat_<conversation id>`; the observer sends
-typing, reasoning steps, queued notices and replies to that group, so whichever
-process runs the turn, every open socket sees it.
+Protocol v2 (docs/web-chat-protocol.md). Every socket of a visitor (tabs,
+reconnects) joins the group `chat_<school>_<visitor>`. The observer writes a
+turn's frames straight to the group's sockets in this process and sends them
+over the channel layer only to the group's sockets in other processes, so
+whichever process runs the turn, every open socket sees it.
 
 `ChatOriginValidator` guards the handshake: pages on ALLOWED_HOSTS, plus the
 schools' own websites listed in CHAT_ALLOWED_ORIGINS (exact origins).
@@ -13,6 +14,7 @@ import asyncio
 import logging
 import re
 import secrets
+import time
 from urllib.parse import parse_qs, urlsplit
 
 from channels.db import database_sync_to_async
@@ -22,10 +24,12 @@ from channels.security.websocket import AllowedHostsOriginValidator
 from django.conf import settings
 from django.core import signing
 from django.core.exceptions import ImproperlyConfigured
+from django.utils import translation
+from django.utils.translation import gettext
 
 from bookings.links import manage_path
 from bookings.models import School
-from chatbot import safejson, selectors
+from chatbot import language, safejson, selectors
 from chatbot.channels import limits
 from chatbot.channels.base import TurnObserver, register_observer
 from chatbot.channels.limits import client_address
@@ -36,7 +40,7 @@ from crm.services import find_or_create_contact
 
 logger = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 VISITOR_SALT = "chatbot.web-visitor"
 CLOSE_UNKNOWN_SCHOOL = 4404
 CLOSE_RATE_LIMITED = 4429
@@ -63,24 +67,76 @@ def message_event(message: Message) -> dict:
             "created_at": message.created_at.isoformat()}
 
 
+def language_fields(code: str) -> dict:
+    """The language the widget is to speak and its texts in it (frames "session" and "language")."""
+    return {"language": code, "texts": language.widget_texts(code)}
+
+
+def language_event(code: str) -> dict:
+    return {"type": "language", **language_fields(code)}
+
+
+# The sockets of this process, by visitor group: a turn running here writes to them directly (no channel
+# layer, no Redis); the channel layer carries a frame only to sockets of the group in other processes.
+_local_sockets: dict[str, dict[str, "WebChatConsumer"]] = {}
+
+
+async def _remote_members(layer, group: str) -> list[str]:
+    """The group's channels in other processes (one Redis command with channels-redis)."""
+    local = _local_sockets.get(group, {})
+    if hasattr(layer, "_group_key"):  # channels-redis: the group is a sorted set of (channel, joined at)
+        key = layer._group_key(group)
+        members = await layer.connection(layer.consistent_hash(group)).zrangebyscore(
+            key, int(time.time()) - layer.group_expiry, "+inf")
+        names = [m.decode() for m in members]
+    else:  # InMemoryChannelLayer (one process): its group table
+        names = list(getattr(layer, "groups", {}).get(group, {}))
+    return [name for name in names if name not in local]
+
+
+async def send_to_visitor(school_id: int, visitor: str, payload: dict) -> None:
+    """One frame to every socket of the visitor: those of this process directly, the others over the layer."""
+    group = visitor_group(school_id, visitor)
+    layer = get_channel_layer()
+    event = {"type": "chat.event", "payload": payload}
+    running = asyncio.get_running_loop()
+    for consumer in list(_local_sockets.get(group, {}).values()):
+        if consumer.loop is running:
+            await consumer.chat_event(event)
+        else:  # a turn on another event loop of this process (the in-process runner): through the layer
+            await layer.send(consumer.channel_name, event)
+    for channel in await _remote_members(layer, group):
+        await layer.send(channel, event)
+
+
 class WebObserver(TurnObserver):
+    """Protocol v2 frames: `typing` at a turn's start, one `reasoning_steps` per tool cycle, and the reply's
+    `message` carrying the turn's last steps (it also ends the typing indicator)."""
+
     async def _send(self, conversation: Conversation, payload: dict) -> None:
         # Turns load the conversation with its contact (select_related): no query here.
-        group = visitor_group(conversation.school_id, conversation.contact.web_visitor_id)
-        await get_channel_layer().group_send(group, {"type": "chat.event", "payload": payload})
+        await send_to_visitor(conversation.school_id, conversation.contact.web_visitor_id, payload)
 
     async def typing(self, conversation, active):
         await self._send(conversation, {"type": "typing", "active": active})
 
-    async def step(self, conversation, step):
-        await self._send(conversation, {"type": "reasoning_step", **step})
+    async def steps(self, conversation, steps):
+        await self._send(conversation, {"type": "reasoning_steps", "steps": steps})
 
     async def queued(self, conversation, message):
-        await self._send(conversation, {"type": "queued", "message_id": message.pk,
-                                        "text": "Got it. I'll answer this as soon as I've finished the last one."})
+        with translation.override(language.reply_language(conversation.school, conversation.contact)):
+            text = gettext("Got it. I'll answer this as soon as I've finished the last one.")
+        await self._send(conversation, {"type": "queued", "message_id": message.pk, "text": text})
 
     async def reply(self, conversation, message):
+        if message.language:  # the widget re-labels itself in the language the reply is written in
+            await self._send(conversation, language_event(message.language))
         await self._send(conversation, message_event(message))
+
+    async def turn_reply(self, conversation, message, steps):
+        if message.language:  # as `reply`: the widget re-labels itself first
+            await self._send(conversation, language_event(message.language))
+        await self._send(conversation, {**message_event(message), "steps": steps})
 
 
 register_observer(Channel.WEB, WebObserver())
@@ -164,11 +220,12 @@ def _open_session(slug: str, token: str | None):
     if school is None:
         return None
     visitor, token, is_new = _visitor_identity(school, token)
-    conversation = None
+    conversation, spoken = None, ""
     if not is_new:
         contact = Contact.objects.filter(school=school, web_visitor_id=visitor).first()
         conversation = selectors.open_conversation(school, contact, Channel.WEB) if contact else None
-    return school, visitor, token, is_new, conversation
+        spoken = language.reply_language(school, contact) if contact and contact.language else ""
+    return school, visitor, token, is_new, conversation, spoken
 
 
 def _contact_for(school: School, visitor: str) -> Contact:
@@ -202,8 +259,10 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             await self.accept()
             await self.close(code=CLOSE_UNKNOWN_SCHOOL)
             return
-        self.school, self.visitor, token, is_new, conversation = session
+        self.school, self.visitor, token, is_new, conversation, spoken = session
         self.group = visitor_group(self.school.pk, self.visitor)
+        self.loop = asyncio.get_running_loop()
+        _local_sockets.setdefault(self.group, {})[self.channel_name] = self
         await self.channel_layer.group_add(self.group, self.channel_name)
         # Read the history only once in the group: a reply stored in between is then in the history or sent
         # live (the widget de-duplicates by id), never in neither.
@@ -212,10 +271,15 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "session", "protocol": PROTOCOL_VERSION, "visitor_token": token,
                               "new_visitor": is_new, "conversation_id": conversation.pk if conversation else None,
                               "school": {"slug": self.school.slug, "name": self.school.name},
-                              "max_message_chars": settings.CHAT_MAX_MESSAGE_CHARS, "history": history})
+                              "max_message_chars": settings.CHAT_MAX_MESSAGE_CHARS, "history": history,
+                              **(language_fields(spoken) if spoken else {})})
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):
+            local = _local_sockets.get(self.group, {})
+            local.pop(self.channel_name, None)
+            if not local:
+                _local_sockets.pop(self.group, None)
             await self.channel_layer.group_discard(self.group, self.channel_name)
         # Running turns are not cancelled: their replies are stored and shown on reconnect.
 

@@ -22,11 +22,14 @@ from dataclasses import dataclass
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext, gettext_lazy
 
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
 from chatbot.channels.outbound import Sender, choice_options, queue_task, reply_text
+from chatbot.language import ENGLISH
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import receive
 from config.logging import mask_phone
@@ -40,7 +43,7 @@ logger = logging.getLogger(__name__)
 SYSTEM = "whatsapp"
 TEXT_LIMIT = 4096
 INTERACTIVE_BODY_LIMIT = 1024
-LIST_BUTTON_LABEL = "See times"
+LIST_BUTTON_LABEL = gettext_lazy("See times")  # WhatsApp: at most 20 characters
 
 
 def valid_signature(body: bytes, header: str, secret: str) -> bool:
@@ -125,18 +128,31 @@ def reply_bodies(message: Message, to: str) -> list[dict]:
     options = choice_options(message, max_items=10, title_max=24)
     if not options:
         return texts
-    parts, prompt = [], text
-    if len(text) > INTERACTIVE_BODY_LIMIT:
-        parts, prompt = texts, "Please choose one:"
-    if len(options) <= 3 and all(len(title) <= 20 for title, _ in options):
-        action = {"buttons": [{"type": "reply", "reply": {"id": value[:256], "title": title}}
-                              for title, value in options]}
-        interactive = {"type": "button", "body": {"text": prompt}, "action": action}
-    else:
-        rows = [{"id": value[:200], "title": title} for title, value in options]  # already <= 10, titles <= 24
-        interactive = {"type": "list", "body": {"text": prompt},
-                       "action": {"button": LIST_BUTTON_LABEL, "sections": [{"title": "Tour times", "rows": rows}]}}
+    with translation.override(message.language or ENGLISH):  # the reply's language
+        parts, prompt = [], text
+        if len(text) > INTERACTIVE_BODY_LIMIT:
+            parts, prompt = texts, gettext("Please choose one:")
+        if len(options) <= 3 and all(len(title) <= 20 for title, _ in options):
+            action = {"buttons": [{"type": "reply", "reply": {"id": value[:256], "title": title}}
+                                  for title, value in options]}
+            interactive = {"type": "button", "body": {"text": prompt}, "action": action}
+        else:
+            rows = [{"id": value[:200], "title": title} for title, value in options]  # already <= 10, titles <= 24
+            interactive = {"type": "list", "body": {"text": prompt},
+                           "action": {"button": str(LIST_BUTTON_LABEL),
+                                      "sections": [{"title": gettext("Tour times"), "rows": rows}]}}
     return [*parts, {**base, "type": "interactive", "interactive": interactive}]
+
+
+def template_body(template: dict, to: str) -> dict:
+    """An approved template message, the only kind WhatsApp delivers outside 24 hours of the parent's last
+    message: `template` is {"name", "language", "parameters": values of {{1}}, {{2}} ... in order}."""
+    body: dict = {"name": template["name"], "language": {"code": template["language"]}}
+    if template.get("parameters"):
+        body["components"] = [{"type": "body", "parameters": [{"type": "text", "text": str(value)}
+                                                              for value in template["parameters"]]}]
+    return {"messaging_product": "whatsapp", "recipient_type": "individual", "to": to, "type": "template",
+            "template": body}
 
 
 def _route(conversation: Conversation) -> tuple[str, str]:
@@ -152,7 +168,9 @@ class WhatsAppSender(Sender):
         self.client = client
 
     def bodies(self, message: Message) -> list[dict]:
-        return reply_bodies(message, _route(message.conversation)[1])
+        to = _route(message.conversation)[1]
+        template = message.payload.get("template")
+        return [template_body(template, to)] if template else reply_bodies(message, to)
 
     def post(self, conversation: Conversation, body: dict) -> str:
         return self.client.send(_route(conversation)[0], body)

@@ -13,12 +13,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bookings.models import CallbackRequest, School, TourBooking, TourSlot
+from bookings.models import CallbackRequest, School, TourBooking, TourSlot, WaitlistEntry
 from chatbot.evaluation.world import World
 from crm.models import Contact
 
-BOOKING_FIELDS = ("status", "date", "time", "child_name", "child_age", "parent_name", "parent_phone", "parent_email",
-                  "special_requirements", "cancellation_reason", "owner", "replaces")
+BOOKING_FIELDS = ("status", "date", "time", "child_name", "child_age", "children", "parent_name", "parent_phone",
+                  "parent_email", "special_requirements", "cancellation_reason", "owner", "replaces", "moves")
 CALLBACK_FIELDS = ("status", "parent_name", "parent_phone", "best_time", "specific_time", "due_date", "topic",
                    "owner")
 
@@ -29,6 +29,7 @@ class Snapshot:
     callbacks: dict[str, dict]
     seats: dict[str, int]  # "YYYY-MM-DD HH:MM" (local) -> seats taken
     contact: dict = field(default_factory=dict)  # the simulated parent's CRM record: name, children, context
+    waitlist: dict[str, dict] = field(default_factory=dict)  # reference -> status, date, time, child, owner
 
 
 def snapshot(school: School, me_id: int | None = None) -> Snapshot:
@@ -36,11 +37,17 @@ def snapshot(school: School, me_id: int | None = None) -> Snapshot:
     school.refresh_from_db()
     tz = school.tz
     bookings = {}
-    for b in TourBooking.objects.filter(school=school).select_related("replaces"):
+    for b in TourBooking.objects.filter(school=school).select_related("replaces").prefetch_related("children",
+                                                                                                    "moves"):
         local = b.starts_at.astimezone(tz)
+        children = list(b.children.all())
         bookings[b.reference] = {
             "reference": b.reference, "status": b.status, "date": local.date().isoformat(),
-            "time": local.strftime("%H:%M"), "child_name": b.child_name, "child_age": b.child_age,
+            "time": local.strftime("%H:%M"), "child_name": b.child_name,
+            "child_age": children[0].age if len(children) == 1 else None,  # the age of a one-child booking
+            "children": tuple(c.label for c in children),  # ("Leo (5)", "Mia (3)")
+            "moves": tuple(f"{m.from_starts_at.astimezone(tz):%Y-%m-%d %H:%M}" for m in b.moves.all()),
+            "moved_from": next((f"{m.from_starts_at.astimezone(tz):%Y-%m-%d %H:%M}" for m in b.moves.all()), None),
             "parent_name": b.parent_name, "parent_phone": b.parent_phone, "parent_email": b.parent_email,
             "special_requirements": b.special_requirements, "cancellation_reason": b.cancellation_reason,
             "owner": "me" if b.contact_id == me_id else "other",
@@ -59,7 +66,14 @@ def snapshot(school: School, me_id: int | None = None) -> Snapshot:
     contact = Contact.objects.filter(pk=me_id).first() if me_id else None
     me = {"name": contact.name, "children": sorted(contact.children.values_list("name", flat=True)),
           "context": contact.context or {}} if contact else {}
-    return Snapshot(bookings, callbacks, seats, me)
+    waiting = {}
+    for entry in WaitlistEntry.objects.filter(school=school).select_related("slot"):
+        local = entry.slot.starts_at.astimezone(tz)
+        waiting[entry.reference] = {"reference": entry.reference, "status": entry.status,
+                                    "date": local.date().isoformat(), "time": f"{local:%H:%M}",
+                                    "child_name": entry.child_name, "owner": "me" if entry.contact_id == me_id
+                                    else "other"}
+    return Snapshot(bookings, callbacks, seats, me, waiting)
 
 
 @dataclass
@@ -72,7 +86,8 @@ class Diff:
     removed_callbacks: list[str]
     seats: dict[str, int]  # slot -> change in seats taken (non-zero only)
     after: Snapshot
-    claimed: set[tuple[str, str]] = field(default_factory=set)  # ("booking"|"callback", reference)
+    claimed: set[tuple[str, str]] = field(default_factory=set)  # ("booking"|"callback"|"waitlist", reference)
+    waitlist: dict[str, dict] = field(default_factory=dict)  # reference -> the entry, new or changed
 
     @property
     def is_empty(self) -> bool:
@@ -104,6 +119,7 @@ def diff(before: Snapshot, after: Snapshot) -> Diff:
         removed_callbacks=sorted(before.callbacks.keys() - after.callbacks.keys()),
         seats=seats,
         after=after,
+        waitlist={r: row for r, row in after.waitlist.items() if before.waitlist.get(r) != row},
     )
 
 
@@ -151,7 +167,8 @@ class Booked(Expectation):
 
     `status`: "cancelled" for a tour booked and then cancelled in the same conversation.
     `moved_from`: (day, time) it was first booked at and then moved to day/time within the conversation
-    (the first row is then "rescheduled" and the final row replaces it).
+    (the same row, its first move from there: the reference stayed).
+    `children`: every child on it, as ("Leo (5)", "Mia (3)").
     """
 
     day: str
@@ -164,34 +181,18 @@ class Booked(Expectation):
     special_requirements: str | None = None  # "~text": contains
     status: str = "scheduled"
     moved_from: tuple[str, str] | None = None
+    children: tuple[str, ...] | None = None
 
     def wanted(self, world: World) -> dict:
+        moved_from = f"{world.day(self.moved_from[0]).isoformat()} {self.moved_from[1]}" if self.moved_from else None
         return {"status": self.status, "date": world.day(self.day).isoformat(), "time": self.time,
                 "child_name": self.child_name, "child_age": self.child_age, "parent_name": self.parent_name,
                 "parent_phone": self.parent_phone, "parent_email": self.parent_email,
-                "special_requirements": self.special_requirements, "owner": "me"}
-
-    def _first(self, d: Diff, world: World) -> tuple[dict | None, list[str]]:
-        """The row first booked (moved_from), now "rescheduled"."""
-        day, time = self.moved_from
-        wanted = {"status": "rescheduled", "date": world.day(day).isoformat(), "time": time, "owner": "me",
-                  "replaces": None}
-        for row in d.new_bookings.values():
-            if ("booking", row["reference"]) not in d.claimed and not _mismatches(row, wanted):
-                return row, []
-        return None, [f"expected a first booking on {wanted['date']} at {time}, then moved; none found"]
+                "special_requirements": self.special_requirements, "owner": "me", "replaces": None,
+                "moved_from": moved_from, "moves": None if moved_from else (), "children": self.children}
 
     def check(self, d: Diff, world: World) -> list[str]:
         wanted = self.wanted(world)
-        first = None
-        if self.moved_from:
-            first, failures = self._first(d, world)
-            if failures:
-                return failures
-            wanted["replaces"] = first["reference"]
-            d.claimed.add(("booking", first["reference"]))
-        else:
-            wanted["replaces"] = None
         candidates = [r for r in d.new_bookings.values() if ("booking", r["reference"]) not in d.claimed]
         for row in candidates:
             if not _mismatches(row, wanted):
@@ -216,6 +217,27 @@ class Booked(Expectation):
 def _setup_row(d: Diff, world: World, key: str) -> tuple[str, dict]:
     ref = world.refs[key]
     return ref, d.after.bookings[ref]
+
+
+@dataclass(frozen=True)
+class Waitlisted(Expectation):
+    """The parent is on the waitlist of the tour on day/time for the child, ending in `status` ("waiting", or
+    "accepted" when the seat they were offered is booked: Booked checks that tour)."""
+
+    day: str
+    time: str
+    child_name: str
+    status: str = "waiting"
+
+    def check(self, d: Diff, world: World) -> list[str]:
+        wanted = {"status": self.status, "date": world.day(self.day).isoformat(), "time": self.time,
+                  "child_name": self.child_name, "owner": "me"}
+        for ref, row in d.waitlist.items():
+            if not _mismatches(row, wanted):
+                d.claimed.add(("waitlist", ref))
+                world.found["waitlist_ref"] = ref
+                return []
+        return [f"expected a waitlist entry {wanted}; found {list(d.waitlist.values()) or 'none'}"]
 
 
 @dataclass(frozen=True)
@@ -244,34 +266,35 @@ class Cancelled(Expectation):
 
 @dataclass(frozen=True)
 class Rescheduled(Expectation):
-    """The setup booking `key` moved to day/time: old row "rescheduled", a new row replacing it ({new_ref})."""
+    """The setup booking `key` moved to day/time `moves` times, keeping its reference ({new_ref} is that same
+    reference): still scheduled, only its day, time and move history changed."""
 
     key: str
     day: str
     time: str
+    moves: int = 1
 
     def check(self, d: Diff, world: World) -> list[str]:
         ref, row = _setup_row(d, world, self.key)
         d.claimed.add(("booking", ref))
-        failures = []
-        if row["status"] != "rescheduled":
-            failures.append(f"expected {ref} ({self.key}) to be rescheduled; it is {row['status']}")
-        unexpected = set(d.changed_bookings.get(ref, {})) - {"status"}
-        failures += [f"{ref}: unexpected change of {f}" for f in sorted(unexpected)]
-        wanted = {"status": "scheduled", "date": world.day(self.day).isoformat(), "time": self.time,
-                  "child_name": row["child_name"], "child_age": row["child_age"], "owner": row["owner"]}
-        successors = [r for r in d.new_bookings.values() if r["replaces"] == ref]
-        if not successors:
-            return [*failures, f"expected a booking replacing {ref} on {wanted['date']} at {self.time}; none"]
-        new = successors[0]
-        d.claimed.add(("booking", new["reference"]))
-        world.found["new_ref"] = new["reference"]
-        failures += [f"{new['reference']} (replacing {ref}): {m}" for m in _mismatches(new, wanted)]
+        world.found["new_ref"] = ref
+        failures = [f"{ref} ({self.key}): {m}" for m in _mismatches(row, {
+            "status": "scheduled", "date": world.day(self.day).isoformat(), "time": self.time})]
+        changed = d.changed_bookings.get(ref, {})
+        before, after = changed.get("moves", ((), row["moves"]))
+        if len(after) - len(before) != self.moves:
+            failures.append(f"{ref}: {len(after) - len(before)} move(s) in its history, wanted {self.moves}")
+        failures += [f"{ref}: unexpected change of {f}" for f in sorted(set(changed) - {"date", "time", "moves"})]
+        if d.new_bookings:
+            failures.append(f"a move made new booking(s) {sorted(d.new_bookings)}: the reference must stay")
+            d.claimed.update(("booking", r) for r in d.new_bookings)
         return failures
 
     def seats(self, d: Diff, world: World) -> Counter:
-        ref, row = _setup_row(d, world, self.key)
-        return Counter({f"{row['date']} {row['time']}": -1, f"{world.day(self.day).isoformat()} {self.time}": 1})
+        ref, _row = _setup_row(d, world, self.key)
+        first = d.changed_bookings.get(ref, {}).get("moves", ((),))[0]
+        was = d.after.bookings[ref]["moves"][len(first)] if len(d.after.bookings[ref]["moves"]) > len(first) else ""
+        return Counter({was: -1, f"{world.day(self.day).isoformat()} {self.time}": 1}) if was else Counter()
 
 
 @dataclass(frozen=True)
@@ -291,6 +314,8 @@ class Corrected(Expectation):
                   "parent_phone": self.parent_phone, "status": "scheduled"}
         failures = [f"{ref}: {m}" for m in _mismatches(row, wanted)]
         allowed = {k for k, v in wanted.items() if v is not None} - {"status"}
+        if allowed & {"child_name", "child_age"}:
+            allowed.add("children")  # a child's name or age is a change of the booking's children
         failures += [f"{ref}: unexpected change of {f}" for f in sorted(set(d.changed_bookings.get(ref, {})) - allowed)]
         return failures
 
@@ -361,6 +386,8 @@ def unexplained(d: Diff, world: World, expectations: list[Expectation]) -> list[
         if ("callback", ref) not in d.claimed:
             failures.append(f"unexpected change to callback {ref}: {delta}")
     failures += [f"callback {ref} was deleted" for ref in d.removed_callbacks]
+    failures += [f"unexpected waitlist change {ref}: {row['status']} on {row['date']} {row['time']}"
+                 for ref, row in d.waitlist.items() if ("waitlist", ref) not in d.claimed]
     expected = Counter()
     for expectation in expectations:
         expected.update(expectation.seats(d, world))

@@ -64,7 +64,7 @@ TEMPLATE_WORDS = {"{new_ref}": "the new tour's reference", "{callback_ref}": "th
 FIELDS = {  # per type: (required, optional)
     "booked": (("date", "time"), ("child_name", "child_age", "parent_name", "parent_phone", "parent_email",
                                   "special_requirements", "status", "moved_from")),
-    "moved": (("booking", "date", "time"), ()),
+    "moved": (("booking", "date", "time"), ("moves",)),
     "cancelled": (("booking",), ("reason",)),
     "corrected": (("booking",), CORRECTABLE),
     "callback": ((), ("parent_name", "parent_phone", "best_time", "specific_time", "topic")),
@@ -106,6 +106,17 @@ def _live_at(booking: TourBooking, moment: dt.datetime) -> bool:
         successor = TourBooking.objects.filter(replaces=booking).only("created_at").first()
         return successor is None or successor.created_at > moment
     return True
+
+
+def _start_at(booking: TourBooking, moment: dt.datetime) -> dt.datetime:
+    """When the tour was at `moment`: where its first later move took it from, else where it is now."""
+    later = booking.moves.filter(moved_at__gt=moment).order_by("moved_at", "pk").first()
+    return later.from_starts_at if later else booking.starts_at
+
+
+def _only_age(booking: TourBooking) -> int | None:
+    children = list(booking.children.all())
+    return children[0].age if len(children) == 1 else None
 
 
 def parent_messages(conversation: Conversation) -> list[Message]:
@@ -173,11 +184,11 @@ def _setup(conversation: Conversation, start: dt.datetime, corrections: dict) ->
     for number, booking in enumerate(_own_tours_at_start(conversation, start), 1):
         key = f"t{number}"
         keys[booking.reference] = key
-        local = _local(booking.starts_at, school)
+        local = _local(_start_at(booking, start), school)
         before = {field: old for field, (old, _new) in corrections.get(booking.reference, {}).items()}
         setup.append({"type": "booking", "key": key, "reference": booking.reference, "date": local.date().isoformat(),
                       "time": f"{local:%H:%M}", "child_name": before.get("child_name", booking.child_name),
-                      "child_age": before.get("child_age", booking.child_age)})
+                      "child_age": before.get("child_age", _only_age(booking))})
     for starts_at in _full_slots_at_start(conversation, start):
         local = _local(starts_at, school)
         setup.append({"type": "full_slot", "date": local.date().isoformat(), "time": f"{local:%H:%M}"})
@@ -192,9 +203,14 @@ def _fixture(conversation: Conversation) -> dict:
     school = conversation.school
     rules = {name: getattr(school, name) for name in SCHOOL_RULES}
     rules["slug"] = school.slug[:MAX_SLUG].strip("-") or "school"
+    active = FaqEntry.objects.filter(school=school, is_active=True)
+    translations: dict[int, dict] = {}
+    for version in active.filter(translation_of__in=active).order_by("pk"):
+        translations.setdefault(version.translation_of_id, {})[version.language] = {
+            "question": version.question, "answer": version.answer}
     faqs = [{"key": str(entry.pk), "question": entry.question, "answer": entry.answer, "tags": list(entry.tags or []),
-             "related_questions": list(entry.related_topics or [])}
-            for entry in FaqEntry.objects.filter(school=school, is_active=True).order_by("pk")]
+             "related_questions": list(entry.related_topics or []), "translations": translations.get(entry.pk, {})}
+            for entry in active.exclude(translation_of__in=active).order_by("pk")]
     return {"school": rules, "faqs": faqs}
 
 
@@ -219,8 +235,7 @@ def expected_end_state(conversation: Conversation, setup_keys: dict[str, str],
     school = conversation.school
     observations = _observations(conversation) if observations is None else observations
     rows = {b.reference: b for b in TourBooking.objects.filter(
-        reference__in=[r.get(key) for _name, r in observations for key in ("booking_id", "previous_booking_id")
-                       if r.get(key)])}
+        reference__in=[r.get("booking_id") for _name, r in observations if r.get("booking_id")])}
     booked: dict[str, dict] = {}  # reference -> expectation, in the order they were made
     state: list[dict] = []
     told_refs: list[str] = []
@@ -232,7 +247,7 @@ def expected_end_state(conversation: Conversation, setup_keys: dict[str, str],
             row = rows[ref]
             day, time = _row_time(row.starts_at, school)
             booked[ref] = {"type": "booked", "date": day, "time": time, "child_name": row.child_name,
-                           "child_age": row.child_age, "parent_name": row.parent_name,
+                           "child_age": _only_age(row), "parent_name": row.parent_name,
                            "parent_phone": row.parent_phone}
             told_refs.append(ref)
         elif name == "manage_tour_booking" and result.get("action") == "cancelled":
@@ -241,14 +256,17 @@ def expected_end_state(conversation: Conversation, setup_keys: dict[str, str],
             elif ref in setup_keys:
                 state.append({"type": "cancelled", "booking": setup_keys[ref]})
         elif name == "manage_tour_booking" and result.get("action") == "rescheduled" and ref in rows:
-            previous = result.get("previous_booking_id") or ""
-            day, time = _row_time(rows[ref].starts_at, school)
-            if previous in booked:
-                first = booked.pop(previous)
+            day, time = _row_time(rows[ref].starts_at, school)  # a move keeps the reference: where it is now
+            if ref in booked:
+                first = booked[ref]
                 booked[ref] = {**first, "date": day, "time": time,
                                "moved_from": first.get("moved_from") or [first["date"], first["time"]]}
-            elif previous in setup_keys:
-                state.append({"type": "moved", "booking": setup_keys[previous], "date": day, "time": time})
+            elif ref in setup_keys:
+                earlier = next((e for e in state if e["type"] == "moved" and e["booking"] == setup_keys[ref]), None)
+                if earlier:
+                    earlier.update(date=day, time=time, moves=earlier.get("moves", 1) + 1)
+                else:
+                    state.append({"type": "moved", "booking": setup_keys[ref], "date": day, "time": time})
             told_refs.append(ref)
         elif name == "request_callback" and result.get("callback_id"):
             callback = CallbackRequest.objects.filter(reference=result["callback_id"]).first()
@@ -459,7 +477,8 @@ def _fixture_key(saved: ReviewScenario) -> str:
               "is_active": False}
     questions = {entry["key"]: entry["question"] for entry in saved.fixture.get("faqs", [])}
     faqs = [{"key": entry["key"], "question": entry["question"], "answer": entry["answer"], "tags": entry["tags"],
-             "related": [k for k, q in questions.items() if q in entry.get("related_questions", [])]}
+             "related": [k for k, q in questions.items() if q in entry.get("related_questions", [])],
+             "translations": entry.get("translations", {})}
             for entry in saved.fixture.get("faqs", [])]
     FIXTURES[key] = Fixture(school, faqs)
     return key
@@ -485,7 +504,7 @@ def _expectation(entry: dict):
                       entry.get("special_requirements"), entry.get("status") or "scheduled",
                       tuple(moved) if moved else None)
     if kind == "moved":
-        return Rescheduled(entry["booking"], entry["date"], entry["time"])
+        return Rescheduled(entry["booking"], entry["date"], entry["time"], entry.get("moves", 1))
     if kind == "cancelled":
         return Cancelled(entry["booking"], entry.get("reason"))
     if kind == "corrected":

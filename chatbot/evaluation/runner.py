@@ -28,7 +28,7 @@ from django.db import connection
 from chatbot.evaluation.checks import check_state, check_told, diff, snapshot
 from chatbot.evaluation.parent import FOLLOW_UP, Burst, Respond, SimulatedParent
 from chatbot.evaluation.scenarios import Scenario
-from chatbot.evaluation.world import World, build_world, destroy_world
+from chatbot.evaluation.world import OtherFamilyCancels, World, build_world, destroy_world
 from chatbot.models import Channel, Message
 from chatbot.services import receive
 
@@ -97,6 +97,18 @@ class Conversation:
         self.last_reply = "\n".join(r["text"] for r in replies)
         return self.last_reply
 
+    async def happen(self, event: OtherFamilyCancels) -> str:
+        """Something happens in the school between the parent's messages; what the concierge then sends (a seat
+        offered from the waitlist) is the reply the parent answers next."""
+        world = self.world
+        after = await sync_to_async(_last_reply_id)(world.contact.pk)
+        self.transcript.append({"role": "event", "text": str(event)})
+        await sync_to_async(event.apply)(world)
+        replies = await sync_to_async(_replies_since)(world.contact.pk, after)
+        self.transcript += replies
+        self.last_reply = "\n".join(r["text"] for r in replies) or self.last_reply
+        return self.last_reply
+
 
 async def converse(scenario: Scenario, world: World, parent: SimulatedParent, chat: Conversation) -> Conversation:
     """The script, with rule-driven answers where the script says RESPOND and after it (FOLLOW_UP)."""
@@ -115,6 +127,9 @@ async def converse(scenario: Scenario, world: World, parent: SimulatedParent, ch
                 parent.notice(await chat.send(text))
                 if not step.until_done:
                     break
+            continue
+        if isinstance(step, OtherFamilyCancels):
+            parent.notice(await chat.happen(step))
             continue
         parent.notice(await chat.send(step))
     return chat
@@ -145,7 +160,7 @@ async def run_scenario(scenario: Scenario, number: int = 1, *, keep_failed: bool
         error = traceback.format_exc()
         failures.append(f"error: {type(exc).__name__}: {exc}")
     wanted = settings.LLM_MODEL  # a reply any other model wrote is the offline fallback after a provider failure
-    models = [r["model"] for r in chat.transcript if r["role"] == "concierge"]
+    models = [r["model"] for r in chat.transcript if r["role"] == "concierge" and r["model"]]  # not offers
     fallbacks = sum(any(m != wanted for m in used.split(" -> ")) for used in models)
     if fallbacks:  # the run doesn't measure the model under test
         failures.append(f"{fallbacks} repl{'y' if fallbacks == 1 else 'ies'} came from the offline fallback "

@@ -31,9 +31,10 @@ from chatbot.evaluation.checks import (
     OneReplyPerTurn,
     Rescheduled,
     Said,
+    Waitlisted,
 )
 from chatbot.evaluation.parent import RESPOND, Burst, Goal, Persona
-from chatbot.evaluation.world import Booking, Closed, FullSlot
+from chatbot.evaluation.world import Booking, Closed, FullSlot, OpenDayEvent, OtherFamilyCancels
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,41 @@ def booking(id, title, script, *, goal, persona=JON, phone=JON_PHONE, expect=Non
                     expect=tuple(expect), told=tuple(told), **extra)
 
 
+NOAH_TUE11 = Booking("theirs", "tue", "11:00", child_name="Noah", child_age=6, owner="other")
+
 SCENARIOS: list[Scenario] = [
+    # --- open days --------------------------------------------------------------------------------------------------
+    Scenario("open-day-book", "open_day", "Asks whether there is an open day, then books a place at it",
+             ("Hello! Is there an open day coming up?",
+              "Yes please, I'm Jon Tan (91234567) and it's for my daughter Mia, 5", "Yes, that's right"),
+             setup=(OpenDayEvent("sat", "10:30"),),
+             expect=(Booked("sat", "10:30", "Mia", 5, "Jon Tan", JON_PHONE),),
+             told=(Said("Spring Open Morning", "{sat.weekday}"), Said("{new_ref}")), follow_up=False),
+    Scenario("open-day-book-directly", "open_day", "Asks to be booked for the open day in one message",
+             ("Hi, can you book my son Leo (4) in for your open day? Ana Lim, 81234567", "yes please"),
+             persona=ANA, setup=(OpenDayEvent("sat", "10:30"),),
+             expect=(Booked("sat", "10:30", "Leo", 4, "Ana Lim", ANA_PHONE),),
+             told=(Said("{new_ref}"),), follow_up=False),
+    # --- waitlist ---------------------------------------------------------------------------------------------------
+    Scenario("waitlist-join", "waitlist", "The tour asked for is full: the parent joins its waitlist",
+             ("Hi, I'm Jon Tan, 91234567. Could I book a tour for my daughter Mia, she's 5, on {tue} at 11am?",
+              "Yes please, put us on the waitlist"),
+             setup=(FullSlot("tue", "11:00"),), expect=(Waitlisted("tue", "11:00", "Mia"),),
+             told=(Said("{waitlist_ref}", "waitlist"), NO_CHANGE_CLAIMED), follow_up=False),
+    Scenario("waitlist-ask-to-be-told", "waitlist", "Asks to be told if a place frees up on a full tour",
+             ("Hello, we'd like to visit on {tue} at 11am. I'm Ana Lim, 81234567, for my son Leo who is 4",
+              "Oh no. Could you let us know if a place frees up?"),
+             persona=ANA, setup=(FullSlot("tue", "11:00"),), expect=(Waitlisted("tue", "11:00", "Leo"),),
+             told=(Said("{waitlist_ref}"),), follow_up=False),
+    Scenario("waitlist-accept-freed-seat", "waitlist",
+             "Joins the waitlist; another family cancels; the seat offered in the chat is taken with a yes",
+             ("Hi, I'm Jon Tan, 91234567. Could I book a tour for my daughter Mia, she's 5, on {tue} at 11am?",
+              "yes, the waitlist please", OtherFamilyCancels("theirs"), "Yes! We'll take it, thank you"),
+             setup=(NOAH_TUE11, FullSlot("tue", "11:00")),
+             expect=(Waitlisted("tue", "11:00", "Mia", status="accepted"), Cancelled("theirs"),
+                     Booked("tue", "11:00", "Mia", 5, "Jon Tan", JON_PHONE)),
+             told=(Said("I'm holding it for Mia"), Said("{new_ref}")), follow_up=False),
+
     # --- booking ----------------------------------------------------------------------------------------------------
     booking("book-rich-message", "Everything in one message",
             ["Hi, I'm Jon Tan (+65 9123 4567), I'd like a tour for my daughter Mia, 5, on {tue} at 9am"],
@@ -458,6 +493,163 @@ SCENARIOS: list[Scenario] = [
              persona=Persona(name="John Tan"), known=True, follow_up=False,
              expect=(Booked("tue", "09:00", "Mia", 5, "Jon Tan", JON_PHONE),
                      ContactRecord(name="Jon Tan", preferred_name="Jon Tan"))),
+]
+
+# --- parents in Malay, Chinese and Tamil, and mixing them with English (issue 16) -----------------------------------
+# Written for this project; each checks the database state the offline policy leaves, like the English ones.
+SITI = Persona(name="Siti Aminah", phone="9123 4567", child="Aisyah", age=5)
+SITI_PHONE = "+6591234567"
+MS_YES = ("ya betul", "ok boleh, teruskan", "betul tu, terima kasih", "ya")
+
+LANGUAGE_SCENARIOS: list[Scenario] = [
+    booking("ms-book-all-at-once", "Malay: everything in one message, then 'ya betul'",
+            ["Assalamualaikum. Saya Siti Aminah, nombor telefon 9123 4567. Nak tempah lawatan sekolah untuk anak "
+             "perempuan saya Aisyah, umur 5 tahun, pada hari Khamis {thu.numeric} pukul 9 pagi", MS_YES[0]],
+            goal=Goal("book", "thu", "09:00"), persona=SITI, phone=SITI_PHONE, flow="malay", follow_up=False,
+            told=(Said("{new_ref}"),)),
+    booking("ms-book-drip", "Malay: the wish first, then the child, the parent and the day in separate messages",
+            ["Selamat pagi, boleh saya buat tempahan lawatan?", "Anak lelaki saya bernama Adam, berumur empat tahun",
+             "Nama saya Nurul Huda, no hp 8123 4567", "Selasa {tue.numeric}, pukul 2 petang boleh?", MS_YES[1]],
+            goal=Goal("book", "tue", "14:00"), persona=Persona(name="Nurul Huda", child="Adam", age=4, relation="son"),
+            phone=ANA_PHONE, flow="malay", follow_up=False, told=(Said("{new_ref}"),)),
+    Scenario("ms-move", "malay", "Malay: moves a tour to another day and time",
+             ("Boleh tukar lawatan {ref.mine} ke hari Rabu {wed.numeric} pukul 11 pagi?", MS_YES[3]),
+             setup=(MIA_MON,), known=True, follow_up=False,
+             expect=(Rescheduled("mine", "wed", "11:00"),)),
+    Scenario("ms-cancel", "malay", "Malay: can't come, asks to cancel, confirms",
+             ("Maaf, kami tak dapat datang. Tolong batalkan lawatan {ref.mine}", MS_YES[2]),
+             setup=(MIA_MON,), known=True, follow_up=False, expect=(Cancelled("mine"),)),
+    Scenario("ms-callback", "malay", "Malay: a call back tomorrow morning about the fees",
+             ("Boleh pihak sekolah telefon saya semula esok pagi? Nak tanya pasal yuran. Saya Rahman, 9876 5432",),
+             follow_up=False, persona=Persona(name="Rahman", phone="9876 5432"),
+             expect=(CallbackRequested("Rahman", "+6598765432", "morning"),), told=(Said("{callback_ref}"),)),
+    Scenario("ms-faq-fees", "malay", "Malay: a fees question finds the English entry",
+             ("Berapa yuran sekolah rendah?",), follow_up=False, told=(Said("32,400", "penggal"),)),
+    Scenario("ms-faq-bus", "malay", "Malay: asks about the school bus without a question mark",
+             ("Assalamualaikum, ada bas sekolah tak",), follow_up=False, told=(Said("GreenLine", "sepenggal"),)),
+
+    booking("zh-book-all-at-once", "Chinese: all in one message, the day as 月/日, the time in Chinese numerals",
+            ["你好，我叫王美玲，电话 9123 4567。想帮我女儿小美预约参观，她四岁。"
+             "{thu.date.month}月{thu.date.day}日（星期四）下午两点可以吗？", "好的，确认"],
+            goal=Goal("book", "thu", "14:00"), persona=Persona(name="王美玲", child="小美", age=4), flow="chinese",
+            follow_up=False, told=(Said("{new_ref}"),)),
+    booking("zh-book-drip", "Chinese: the wish, the child, the parent and the time in separate messages",
+            ["您好，我想预约参观学校", "我儿子叫家豪，今年五岁", "我是陈志明，手机 8123 4567",
+             "{tue.date.month}月{tue.date.day}号星期二上午十一点", "对，没问题"],
+            goal=Goal("book", "tue", "11:00"), persona=Persona(name="陈志明", child="家豪", age=5, relation="son"),
+            phone=ANA_PHONE, flow="chinese", follow_up=False, told=(Said("{new_ref}"),)),
+    Scenario("zh-move", "chinese", "Chinese: moves a tour to another day in the afternoon",
+             ("你好，可以把我的预约 {ref.mine} 改到{wed.date.month}月{wed.date.day}号下午两点吗？", "可以，谢谢"),
+             setup=(MIA_MON,), known=True, follow_up=False, expect=(Rescheduled("mine", "wed", "14:00"),)),
+    Scenario("zh-cancel", "chinese", "Chinese: can't come, asks to cancel, confirms",
+             ("不好意思，我们那天来不了，请帮我取消 {ref.mine}", "是的"),
+             setup=(MIA_MON,), known=True, follow_up=False, expect=(Cancelled("mine"),)),
+    Scenario("zh-callback", "chinese", "Chinese: a call back tomorrow morning about the fees",
+             ("请明天上午给我回电话，想了解一下学费。我叫李伟，电话 9876 5432",), follow_up=False,
+             persona=Persona(name="李伟", phone="9876 5432"),
+             expect=(CallbackRequested("李伟", "+6598765432", "morning"),), told=(Said("{callback_ref}"),)),
+    Scenario("zh-faq-fees", "chinese", "Chinese: asks the fees and gets the Chinese version",
+             ("请问小学的学费是多少？",), follow_up=False, told=(Said("32,400", "学费每学期收取一次"),)),
+    Scenario("zh-faq-english-only", "chinese", "Chinese: the uniform entry has no Chinese version: English, said so",
+             ("校服在哪里买？",), follow_up=False, told=(Said("Uniform Shop", "只有英文版本"),)),
+    Scenario("zh-faq-bus", "chinese", "Chinese: asks whether there is a school bus", ("有没有校车？",),
+             follow_up=False, told=(Said("GreenLine"),)),
+
+    booking("ta-book-all-at-once", "Tamil: everything in one message, then a confirmation",
+            ["வணக்கம், என் பெயர் பிரியா ராஜ். என் மகள் பெயர் அனு, அவளுக்கு 4 வயது. {thu.numeric} வியாழக்கிழமை "
+             "காலை 11 மணிக்கு பள்ளியை பார்வையிட விரும்புகிறேன். என் தொலைபேசி எண் 9123 4567", "சரி, உறுதி செய்யுங்கள்"],
+            goal=Goal("book", "thu", "11:00"), persona=Persona(name="பிரியா ராஜ்", child="அனு", age=4), flow="tamil",
+            follow_up=False, told=(Said("{new_ref}"),)),
+    booking("ta-book-drip", "Tamil: the wish, the child, the parent and the time in separate messages",
+            ["வணக்கம், பள்ளியை சுற்றிப் பார்க்க முன்பதிவு செய்ய வேண்டும்", "என் மகன் பெயர் அர்ஜுன், ஐந்து வயது",
+             "நான் கவிதா, கைபேசி எண் 8123 4567", "செவ்வாய்க்கிழமை {tue.numeric} மதியம் 2 மணிக்கு", "ஆம்"],
+            goal=Goal("book", "tue", "14:00"), persona=Persona(name="கவிதா", child="அர்ஜுன்", age=5, relation="son"),
+            phone=ANA_PHONE, flow="tamil", follow_up=False, told=(Said("{new_ref}"),)),
+    Scenario("ta-move", "tamil", "Tamil: moves a tour to another day",
+             ("என் சுற்றுலா {ref.mine} ஐ புதன்கிழமை {wed.numeric} காலை 11 மணிக்கு மாற்ற முடியுமா?", "ஆமாம்"),
+             setup=(MIA_MON,), known=True, follow_up=False, expect=(Rescheduled("mine", "wed", "11:00"),)),
+    Scenario("ta-cancel", "tamil", "Tamil: can't come, asks to cancel, confirms",
+             ("மன்னிக்கவும், எங்களால் வர முடியாது. {ref.mine} முன்பதிவை ரத்து செய்யுங்கள்", "சரி"),
+             setup=(MIA_MON,), known=True, follow_up=False, expect=(Cancelled("mine"),)),
+    Scenario("ta-callback", "tamil", "Tamil: a call back tomorrow morning",
+             ("நாளை காலை என்னை திரும்ப அழைக்கவும். என் பெயர் முருகன், 9876 5432",), follow_up=False,
+             persona=Persona(name="முருகன்", phone="9876 5432"),
+             expect=(CallbackRequested("முருகன்", "+6598765432", "morning"),), told=(Said("{callback_ref}"),)),
+    Scenario("ta-faq-bus", "tamil", "Tamil: the bus entry has no Tamil version: English, said so",
+             ("பள்ளி பேருந்து வசதி உள்ளதா?",), follow_up=False, told=(Said("GreenLine", "ஆங்கிலம் மொழியில் மட்டுமே"),)),
+    Scenario("ta-faq-fees", "tamil", "Tamil: asks the fees and gets the Tamil version", ("பள்ளி கட்டணம் எவ்வளவு?",),
+             follow_up=False, told=(Said("32,400", "வசூலிக்கப்படும்"),)),
+
+    booking("mixed-ms-en-book", "English and Malay mixed: 'can book tour hari Khamis?'",
+            ["hi, can book tour hari Khamis {thu.numeric}? 11am", "my girl Mia, 5 tahun. Saya Jon Tan, 91234567",
+             "ok can"],
+            goal=Goal("book", "thu", "11:00"), flow="mixed", follow_up=False, told=(Said("{new_ref}"),)),
+    booking("mixed-zh-en-book", "English and Chinese mixed: '12月4日 11am can?'",
+            ["{fri.date.month}月{fri.date.day}日 11am can? 我女儿 Chloe 5岁", "my name Jon Tan, 91234567", "好"],
+            goal=Goal("book", "fri", "11:00"), persona=Persona(child="Chloe"), flow="mixed", follow_up=False,
+            told=(Said("{new_ref}"),)),
+    booking("mixed-ta-en-book", "English and Tamil mixed",
+            ["Hi, school tour book பண்ண வேண்டும் for my son Ravi, 4 வயது", "Monday {mon2.numeric} காலை 9 மணிக்கு",
+             "I am Jon Tan, 91234567", "ok சரி"],
+            goal=Goal("book", "mon2", "09:00"), persona=Persona(child="Ravi", age=4, relation="son"), flow="mixed",
+            follow_up=False, told=(Said("{new_ref}"),)),
+]
+SCENARIOS += LANGUAGE_SCENARIOS
+
+
+# --- families: several children on one tour, one reference for the life of a tour --------------------------------
+
+FAMILY_PARENT = dict(persona=ANA, follow_up=False)
+SCENARIOS += [
+    Scenario("family-twins", "family", "Twins named in the first message, one age for both later",
+             ("Can I book a tour for my twins, Leo and Mia?", "they're both 4", "Ana Lim, 8123 4567. {wed} 9am",
+              "Yes please"), **FAMILY_PARENT,
+             expect=(Booked("wed", "09:00", "Leo and Mia", parent_name="Ana Lim", parent_phone=ANA_PHONE,
+                            children=("Leo (4)", "Mia (4)")),),
+             told=(Said("Just to check", "Leo (4) and Mia (4)"), Said("{new_ref}", last=True),
+                   NotAsked("child_name"))),
+    Scenario("family-siblings-one-message", "family", "Two children with their ages in one sentence",
+             ("Hi! I'm Ana Lim, 81234567. Could we visit on {thu} at 11am? Aiden is 7 and Chloe is 4.", "yes"),
+             **FAMILY_PARENT,
+             expect=(Booked("thu", "11:00", "Aiden and Chloe", parent_name="Ana Lim", parent_phone=ANA_PHONE,
+                            children=("Aiden (7)", "Chloe (4)")),),
+             told=(GAVE_EVERYTHING, Said("{new_ref}", last=True))),
+    Scenario("family-bracketed-ages", "family", "Names with ages in brackets",
+             ("Tour for Sam (6) and Ella (3) on {fri} at 2pm please, Ana Lim 81234567", "that's right"),
+             **FAMILY_PARENT,
+             expect=(Booked("fri", "14:00", "Sam and Ella", parent_name="Ana Lim", children=("Sam (6)", "Ella (3)")),),
+             told=(GAVE_EVERYTHING,)),
+    Scenario("family-siblings-one-by-one", "family", "One child, then a sibling in a later message",
+             ("Hello, we'd love to look around the school with my daughter Zoe, she's 6",
+              "oh and her little brother Max, 2", "Ana Lim, 81234567", "{tue} at 2pm", "yes"), **FAMILY_PARENT,
+             expect=(Booked("tue", "14:00", "Zoe and Max", parent_name="Ana Lim", children=("Zoe (6)", "Max (2)")),),
+             told=(Said("Just to check", "Zoe (6) and Max (2)"), Said("{new_ref}", last=True))),
+    Scenario("family-ages-asked-per-child", "family", "Two boys, named later, each age asked for by name",
+             ("we'd like a visit with my two boys", "sam and ben", "Sam's 6", "4", "Ana Lim 81234567",
+              "{mon} at 11am", "yes"), **FAMILY_PARENT,
+             expect=(Booked("mon", "11:00", "Sam and Ben", parent_name="Ana Lim", children=("Sam (6)", "Ben (4)")),),
+             told=(Said("What are their names"), Said("how old is Ben"))),
+    Scenario("family-returning", "family", "A returning family is offered its children again and takes both",
+             ("Hello again, we'd like to come for another tour", "yes, both of them please", "{thu} at 2pm",
+              "yes"), follow_up=False, known=True,
+             setup=(MIA_MON, Booking("leo", "tue", "11:00", child_name="Leo", child_age=3)),
+             expect=(Booked("thu", "14:00", "Mia and Leo", parent_name="Jon Tan", children=("Mia (5)", "Leo (3)")),),
+             told=(Said("Mia and Leo again"), NotAsked("child_name", "child_age"))),
+    Scenario("family-read-back-declined", "family", "Declines the read-back ('no, the afternoon'), keeps the children",
+             ("I'm Ana Lim, 81234567. A tour for my kids Leo and Mia, 5 and 3, on {wed} at 9am please",
+              "no, the afternoon please", "4pm", "yes that's right"), **FAMILY_PARENT,
+             expect=(Booked("wed", "16:00", "Leo and Mia", parent_name="Ana Lim", children=("Leo (5)", "Mia (3)")),),
+             told=(Said("Just to check", "09:00"), Said("Just to check", "16:00", "Leo (5) and Mia (3)"),
+                   NotAsked("child_name", "child_age", "parent_name", "parent_phone"))),
+    Scenario("family-cancel-with-reason", "family", "Cancels with an apology and a reason: the reason is kept",
+             ("Please cancel {ref.mine}, sorry! We can't come because Mia's grandmother is visiting that week",
+              "yes"), setup=(MIA_MON,), known=True, follow_up=False,
+             expect=(Cancelled("mine", reason="~grandmother is visiting"),), told=(Said("{ref.mine}", "cancel"),)),
+    Scenario("family-two-moves-one-reference", "family", "Moves a tour twice: it keeps its reference",
+             ("Can we move {ref.mine} to {wed} at 11am?", "yes", "Sorry, one more change: {fri} at 2pm would be better",
+              "yes please"), setup=(MIA_MON,), known=True, follow_up=False,
+             expect=(Rescheduled("mine", "fri", "14:00", moves=2),),
+             told=(Said("{ref.mine}", "same as before", last=True),)),
 ]
 
 

@@ -25,10 +25,19 @@ from django.utils import timezone
 
 from adminpanel import demo_content
 from bookings import services as booking_services
-from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, SchoolClosure, TourBooking, TourSlot
+from bookings.models import (
+    WEEKDAY_NAMES,
+    CallbackRequest,
+    OpenDay,
+    School,
+    SchoolClosure,
+    TourBooking,
+    TourSlot,
+)
 from chatbot import faq
 from chatbot.agent import memory
 from chatbot.models import Conversation, FaqEntry
+from chatbot.services import save_faq_translations
 from config.redis import get_redis
 from crm.identity import normalise_phone
 from crm.models import Contact
@@ -138,11 +147,37 @@ class FullSlot:
 
 
 @dataclass(frozen=True)
+class OpenDayEvent:
+    """An open day the school has published (its own time, length and places)."""
+
+    day: str
+    time: str
+    title: str = "Spring Open Morning"
+    capacity: int = 40
+    duration_minutes: int = 150
+
+
+@dataclass(frozen=True)
 class Closed:
     """Days the school is closed (a holiday, a term break)."""
 
     days: tuple[str, ...]
     reason: str = "Term break"
+
+
+@dataclass(frozen=True)
+class OtherFamilyCancels:
+    """A script step, between the parent's messages: another family cancels their setup tour `key`, freeing a
+    seat (what a waitlist offer in the chat comes from)."""
+
+    key: str
+
+    def apply(self, world: "World") -> None:
+        booking = TourBooking.objects.get(reference=world.refs[self.key])
+        booking_services.cancel_tour(booking=booking, reason="Another family cancelled")
+
+    def __str__(self) -> str:
+        return f"(another family cancels {self.key})"
 
 
 OTHER_PARENT = {"name": "Grace Lim", "phone": "+6598765432", "child": "Noah"}
@@ -182,11 +217,13 @@ def build_world(*, fixture: str, persona_name: str = "", persona_phone: str = ""
         school.full_clean()
         school.save()
         questions = {entry["key"]: entry["question"] for entry in spec.faqs}
-        FaqEntry.objects.bulk_create([
+        created = FaqEntry.objects.bulk_create([
             FaqEntry(school=school, question=entry["question"], answer=entry["answer"], tags=entry["tags"],
                      related_topics=[questions[key] for key in entry.get("related", []) if key in questions])
             for entry in spec.faqs
         ])
+        for faq_entry, entry in zip(created, spec.faqs, strict=True):
+            save_faq_translations(faq_entry, entry.get("translations", {}))
         phone = normalise_phone(persona_phone, school.default_phone_region) if persona_phone else ""
         contact = find_or_create_contact(school=school, phone=phone, name=persona_name,
                                          web_visitor_id=f"eval-{token}")
@@ -221,6 +258,11 @@ def _apply(world: World, item, parent_name: str, parent_phone: str) -> None:
         TourSlot.objects.update_or_create(school=school, starts_at=starts_at,
                                           defaults={"capacity": school.seats_per_tour,
                                                     "seats_taken": school.seats_per_tour})
+    elif isinstance(item, OpenDayEvent):
+        OpenDay.objects.create(school=school, title=item.title, capacity=item.capacity,
+                               duration_minutes=item.duration_minutes,
+                               starts_at=dt.datetime.combine(world.day(item.day), dt.time.fromisoformat(item.time),
+                                                             school.tz))
     elif isinstance(item, Closed):
         for key in item.days:
             SchoolClosure.objects.create(school=school, date=world.day(key), reason=item.reason)

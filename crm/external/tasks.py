@@ -82,12 +82,17 @@ class ExternalTask(Task):
 
 def record_failure(name: str, task_id: str, args, kwargs, reason: str, exc: BaseException, *, retries: int = 0
                    ) -> FailedTask:
-    failed = FailedTask.objects.create(
-        task_name=name, task_id=task_id or "", signature=signature(name, args, kwargs),
-        args=list(args or []), kwargs=dict(kwargs or {}), reason=reason,
-        system=getattr(exc, "system", "") or "", status_code=getattr(exc, "status_code", None),
-        ledger_key=getattr(exc, "ledger_key", "") or "", error=str(exc)[:4000], retries=retries,
-    )
+    """The task's dead letter: one open letter per task and arguments (a repeat failure updates it)."""
+    fields = dict(task_id=task_id or "", reason=reason, system=getattr(exc, "system", "") or "",
+                  status_code=getattr(exc, "status_code", None), ledger_key=getattr(exc, "ledger_key", "") or "",
+                  error=str(exc)[:4000], retries=retries)
+    key = signature(name, args, kwargs)
+    failed = FailedTask.objects.filter(signature=key, resolved_at__isnull=True).order_by("created_at").first()
+    if failed is not None:
+        FailedTask.objects.filter(pk=failed.pk).update(**fields)
+    else:
+        failed = FailedTask.objects.create(task_name=name, signature=key, args=list(args or []),
+                                           kwargs=dict(kwargs or {}), **fields)
     log = logger.error if reason != FailedTask.Reason.REJECTED else logger.warning
     log("task %s%s gave up (%s): %s", name, list(args or []), reason, exc)
     return failed

@@ -16,12 +16,14 @@
  * another site the chat still talks to the concierge (which must list that site's origin in
  * CHAT_ALLOWED_ORIGINS). No dependencies, no build step.
  * Everything the parent or the model wrote is rendered with textContent, never as HTML.
+ * The widget's own words are gettext() messages of Django's "djangojs" catalogue (locale/); the server sends
+ * the texts of the parent's language in the "session" and "language" frames, and the widget re-labels itself.
  * Elements with a data-stc-open attribute open the chat when clicked.
  */
 (function () {
   "use strict";
 
-  var PROTOCOL = 1;
+  var PROTOCOL = 2;
   var PING_EVERY_MS = 25000;
   var PONG_TIMEOUT_MS = 10000;
   var BACKOFF_FIRST_MS = 500;
@@ -49,6 +51,21 @@
   var cssUrl = options.css ? new URL(options.css, window.location.href).href : new URL("widget.css", scriptUrl).href;
   var storageKey = "stc:" + options.school + ":visitor";
   var prefsKey = "stc:prefs";
+
+  // --- the parent's language ----------------------------------------------------------
+
+  var language = "en";
+  var texts = {};                   // msgid -> text in `language` (from the server; English: none)
+
+  function gettext(msgid) {
+    return Object.prototype.hasOwnProperty.call(texts, msgid) && texts[msgid] ? String(texts[msgid]) : msgid;
+  }
+
+  function gettext_noop(msgid) { return msgid; }  // marks a message translated where it is shown
+
+  function interpolate(format, values) {
+    return format.replace(/%\((\w+)\)s/g, function (match, name) { return String(values[name]); });
+  }
 
   // --- small helpers -----------------------------------------------------------------
 
@@ -129,10 +146,16 @@
   var MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
     "November", "December"];
 
-  // "2026-11-25" + "Wednesday" -> "Wednesday 25 November 2026" (the school's local date: no time-zone shifts).
+  // "2026-11-25" + "Wednesday" -> "Wednesday 25 November 2026" (the school's local date: no time-zone shifts);
+  // in another language as the browser writes it ("2026年11月25日星期三").
   function longDate(isoDate, weekday) {
     var match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(isoDate || "");
     if (!match) return [weekday, isoDate].filter(Boolean).join(" ");
+    if (language !== "en" && window.Intl) {
+      var day = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])));
+      return day.toLocaleDateString(language, { weekday: "long", day: "numeric", month: "long", year: "numeric",
+        timeZone: "UTC" });
+    }
     return [weekday, String(Number(match[3])), MONTHS[Number(match[2]) - 1], match[1]].filter(Boolean).join(" ");
   }
 
@@ -193,16 +216,16 @@
   var status = el("p", "stc-status");
   heading.appendChild(title);
   heading.appendChild(status);
-  var reasoningToggle = attrs(el("button", "stc-reasoning-toggle"), { type: "button", "aria-pressed": "false",
-    "aria-label": "Show reasoning", title: "Show how the assistant works out its answers" });
+  var reasoningToggle = attrs(el("button", "stc-reasoning-toggle"), { type: "button", "aria-pressed": "false" });
   reasoningToggle.appendChild(icon("bulb"));
-  reasoningToggle.appendChild(el("span", "stc-reasoning-label", "Show reasoning"));
+  var reasoningLabel = el("span", "stc-reasoning-label");
+  reasoningToggle.appendChild(reasoningLabel);
   header.appendChild(avatar);
   header.appendChild(heading);
   header.appendChild(reasoningToggle);
   var closeButton = null;
   if (options.mode === "bubble") {
-    closeButton = attrs(el("button", "stc-close"), { type: "button", "aria-label": "Close chat" });
+    closeButton = attrs(el("button", "stc-close"), { type: "button" });
     closeButton.appendChild(icon("close"));
     header.appendChild(closeButton);
   }
@@ -211,17 +234,18 @@
   var banner = attrs(el("div", "stc-banner"), { role: "status" });
   banner.hidden = true;
   var messages = attrs(el("div", "stc-messages"), { role: "log", "aria-live": "polite", "aria-relevant": "additions",
-    "aria-label": "Conversation", tabindex: "0" });
+    tabindex: "0" });
   var welcome = el("div", "stc-welcome");
   var welcomeTitle = el("p", "stc-welcome-title");
-  var welcomeText = el("p", "stc-welcome-text",
-    "Ask me anything about the school, or book a campus tour. I can check which times are free right now.");
+  var welcomeText = el("p", "stc-welcome-text");
   welcome.appendChild(welcomeTitle);
   welcome.appendChild(welcomeText);
   var starters = el("div", "stc-chips stc-starters");
-  ["Book a campus tour", "What are the school fees?", "Please call me back"].forEach(function (label) {
-    var chip = attrs(el("button", "stc-chip", label), { type: "button" });
-    chip.addEventListener("click", function (event) { send(label); keepFocus(event); });
+  var STARTERS = [gettext_noop("Book a campus tour"), gettext_noop("What are the school fees?"),
+    gettext_noop("Please call me back")];
+  STARTERS.forEach(function () {
+    var chip = attrs(el("button", "stc-chip"), { type: "button" });
+    chip.addEventListener("click", function (event) { send(chip.textContent); keepFocus(event); });
     starters.appendChild(chip);
   });
   welcome.appendChild(starters);
@@ -240,18 +264,18 @@
 
   // composer
   var form = attrs(el("form", "stc-composer"), { novalidate: "" });
-  var inputLabel = attrs(el("label", "stc-visually-hidden", "Your message"), { "for": ids.input });
-  var input = attrs(el("textarea", "stc-input"), { id: ids.input, rows: "1", placeholder: "Type your message\u2026",
+  var inputLabel = attrs(el("label", "stc-visually-hidden"), { "for": ids.input });
+  var input = attrs(el("textarea", "stc-input"), { id: ids.input, rows: "1",
     autocomplete: "off", "aria-describedby": ids.counter, enterkeyhint: "send" });
   var counter = attrs(el("span", "stc-counter"), { id: ids.counter, "aria-live": "polite" });
-  var sendButton = attrs(el("button", "stc-send"), { type: "submit", "aria-label": "Send message" });
+  var sendButton = attrs(el("button", "stc-send"), { type: "submit" });
   sendButton.appendChild(icon("send"));
   form.appendChild(inputLabel);
   form.appendChild(input);
   form.appendChild(counter);
   form.appendChild(sendButton);
 
-  var footer = el("p", "stc-footer", "Replies are written by an AI assistant and checked against the school's data.");
+  var footer = el("p", "stc-footer");
 
   panel.appendChild(header);
   panel.appendChild(banner);
@@ -280,19 +304,57 @@
   var liveReasoning = null;         // the reasoning node of the turn in progress
   var unread = 0;
   var isOpen = options.mode === "page";
+  var statusText = "";
 
   function setName(name) {
     schoolName = name || schoolName || "School";
+    var school = { school: schoolName };
     title.textContent = schoolName;
     avatar.textContent = initials(schoolName);
-    welcomeTitle.textContent = "Hi there! Welcome to " + schoolName + ".";
-    if (launcher) launcher.setAttribute("aria-label", (isOpen ? "Close chat with " : "Chat with ") + schoolName);
-    if (panel.getAttribute("role") === "dialog") panel.setAttribute("aria-label", "Chat with " + schoolName);
+    welcomeTitle.textContent = interpolate(gettext("Hi there! Welcome to %(school)s."), school);
+    if (launcher) {
+      launcher.setAttribute("aria-label", interpolate(isOpen ? gettext("Close chat with %(school)s")
+        : gettext("Chat with %(school)s"), school));
+    }
+    if (panel.getAttribute("role") === "dialog") {
+      panel.setAttribute("aria-label", interpolate(gettext("Chat with %(school)s"), school));
+    }
   }
 
+  // `text`: a message id (gettext_noop), shown in the current language and again after a change of language.
   function setState(state, text) {
     root.setAttribute("data-state", state);
-    status.textContent = text;
+    statusText = text;
+    status.textContent = gettext(text);
+  }
+
+  // Every fixed text of the widget, in the current language.
+  function applyTexts() {
+    root.setAttribute("lang", language);
+    reasoningToggle.setAttribute("aria-label", gettext("Show reasoning"));
+    reasoningToggle.setAttribute("title", gettext("Show how the assistant works out its answers"));
+    reasoningLabel.textContent = gettext("Show reasoning");
+    if (closeButton) closeButton.setAttribute("aria-label", gettext("Close chat"));
+    messages.setAttribute("aria-label", gettext("Conversation"));
+    welcomeText.textContent = gettext(
+      "Ask me anything about the school, or book a campus tour. I can check which times are free right now.");
+    Array.prototype.forEach.call(starters.children, function (chip, index) {
+      chip.textContent = gettext(STARTERS[index]);
+    });
+    inputLabel.textContent = gettext("Your message");
+    input.setAttribute("placeholder", gettext("Type your message\u2026"));
+    sendButton.setAttribute("aria-label", gettext("Send message"));
+    footer.textContent = gettext("Replies are written by an AI assistant and checked against the school's data.");
+    setName(schoolName);
+    if (statusText) status.textContent = gettext(statusText);
+  }
+
+  // The server's "session" and "language" frames: the parent's language and the widget's texts in it.
+  function setLanguage(frame) {
+    if (!frame.language || (frame.language === language && frame.texts === undefined)) return;
+    language = frame.language;
+    texts = frame.texts && typeof frame.texts === "object" ? frame.texts : {};
+    applyTexts();
   }
 
   function showBanner(text) {
@@ -325,7 +387,9 @@
   function messageNode(role, text, createdAt) {
     var roleClass = role === "user" ? "user" : role === "staff" ? "staff" : "assistant";
     var row = el("div", "stc-msg stc-msg-" + roleClass);
-    var who = role === "user" ? "You" : role === "staff" ? schoolName + " team" : schoolName + " assistant";
+    var school = { school: schoolName };
+    var who = role === "user" ? gettext("You") : role === "staff" ? interpolate(gettext("%(school)s team"), school)
+      : interpolate(gettext("%(school)s assistant"), school);
     row.appendChild(el("span", "stc-visually-hidden", who + ": "));
     var bubble = el("div", "stc-bubble", text);
     row.appendChild(bubble);
@@ -385,7 +449,7 @@
   }
 
   function renderButtons(block) {
-    var group = attrs(el("div", "stc-buttons"), { role: "group", "aria-label": "Choose an option" });
+    var group = attrs(el("div", "stc-buttons"), { role: "group", "aria-label": gettext("Choose an option") });
     (block.options || []).forEach(function (option) {
       var button = attrs(el("button", "stc-option", option.label), { type: "button" });
       button.addEventListener("click", function (event) {
@@ -404,8 +468,8 @@
 
   function renderChips(block) {
     var wrap = el("div", "stc-related");
-    wrap.appendChild(el("p", "stc-related-title", "Related topics"));
-    var group = attrs(el("div", "stc-chips"), { role: "group", "aria-label": "Related topics" });
+    wrap.appendChild(el("p", "stc-related-title", gettext("Related topics")));
+    var group = attrs(el("div", "stc-chips"), { role: "group", "aria-label": gettext("Related topics") });
     (block.options || []).forEach(function (option) {
       var chip = attrs(el("button", "stc-chip", option.label), { type: "button" });
       chip.addEventListener("click", function (event) {
@@ -430,7 +494,7 @@
     headingWrap.appendChild(el("p", "stc-card-title", heading));
     if (reference) {
       var ref = el("p", "stc-card-ref");
-      ref.appendChild(el("span", "stc-card-ref-label", "Reference "));
+      ref.appendChild(el("span", "stc-card-ref-label", gettext("Reference") + " "));
       ref.appendChild(el("strong", "stc-reference", reference));
       headingWrap.appendChild(ref);
     }
@@ -450,33 +514,35 @@
   }
 
   function renderBooking(block) {
-    var node = card("booking", "check", block.rescheduled ? "Tour rescheduled" : "Tour booked", block.booking_id);
-    row(node, "Date", longDate(block.date, block.weekday));
-    row(node, "Time", block.time);
-    row(node, "Child", block.child_name);
-    row(node, "Where", [block.school, block.address].filter(Boolean).join(", "));
+    var node = card("booking", "check", block.rescheduled ? gettext("Tour rescheduled") : gettext("Tour booked"),
+      block.booking_id);
+    row(node, gettext("Date"), longDate(block.date, block.weekday));
+    row(node, gettext("Time"), block.time);
+    row(node, gettext("Child"), block.child_name);
+    row(node, gettext("Where"), [block.school, block.address].filter(Boolean).join(", "));
     if (block.ics_url) {
       var link = attrs(el("a", "stc-card-action"), { href: absoluteUrl(block.ics_url), download: "",
         rel: "noopener" });
       link.appendChild(icon("calendar"));
-      link.appendChild(el("span", "", "Add to calendar"));
+      link.appendChild(el("span", "", gettext("Add to calendar")));
       node.appendChild(link);
     }
     if (block.manage_url) {
       var manage = attrs(el("a", "stc-card-action"), { href: absoluteUrl(block.manage_url), target: "_blank",
         rel: "noopener" });
-      manage.appendChild(el("span", "", "Change or cancel"));
+      manage.appendChild(el("span", "", gettext("Change or cancel")));
       node.appendChild(manage);
     }
     return node;
   }
 
   function renderCallback(block) {
-    var node = card("callback", "phone", "Callback requested", block.callback_id);
-    row(node, "Name", block.parent_name);
-    row(node, "Phone", block.parent_phone);
-    row(node, "When", [longDate(block.due_date, block.weekday), block.best_time_to_call].filter(Boolean).join(", "));
-    row(node, "Topic", block.topic);
+    var node = card("callback", "phone", gettext("Callback requested"), block.callback_id);
+    row(node, gettext("Name"), block.parent_name);
+    row(node, gettext("Phone"), block.parent_phone);
+    row(node, gettext("When"),
+      [longDate(block.due_date, block.weekday), block.best_time_to_call].filter(Boolean).join(", "));
+    row(node, gettext("Topic"), block.topic);
     return node;
   }
 
@@ -511,20 +577,21 @@
 
   function reasoningNode() {
     var node = el("div", "stc-reasoning");
-    var summary = el("p", "stc-reasoning-summary", "Reasoning");
+    var summary = el("p", "stc-reasoning-summary", gettext("Reasoning"));
     node.appendChild(summary);
     node.appendChild(el("ol", "stc-steps"));
     return node;
   }
 
-  var STEP_LABELS = { think: "Think", act: "Act", observe: "Observe", answer: "Answer" };
+  var STEP_LABELS = { think: gettext_noop("Think"), act: gettext_noop("Act"), observe: gettext_noop("Observe"),
+    answer: gettext_noop("Answer") };
 
   function addStep(step) {
     if (!liveReasoning) liveReasoning = reasoningNode();
     if (liveReasoning.parentNode !== pending) pending.appendChild(liveReasoning);
     pending.hidden = false;
     var item = el("li", "stc-step stc-step-" + (STEP_LABELS[step.kind] ? step.kind : "think"));
-    item.appendChild(el("span", "stc-step-kind", STEP_LABELS[step.kind] || step.kind));
+    item.appendChild(el("span", "stc-step-kind", STEP_LABELS[step.kind] ? gettext(STEP_LABELS[step.kind]) : step.kind));
     var body = el("div", "stc-step-body");
     if (step.kind === "act" && step.tool_name) {
       body.appendChild(el("code", "stc-step-tool", step.tool_name + "(" + shortJson(step.tool_arguments, 160) + ")"));
@@ -532,7 +599,7 @@
       if (step.tool_name) body.appendChild(el("code", "stc-step-tool", step.tool_name));
       body.appendChild(el("span", "stc-step-text", shortJson(step.tool_result, 220)));
     }
-    if (step.kind === "answer") body.appendChild(el("span", "stc-step-text", "Reply written."));
+    if (step.kind === "answer") body.appendChild(el("span", "stc-step-text", gettext("Reply written.")));
     else if (step.content && step.kind !== "observe") {
       body.appendChild(el("span", "stc-step-text", shortJson(step.content, 400)));
     }
@@ -540,8 +607,9 @@
     item.appendChild(body);
     var list = liveReasoning.querySelector(".stc-steps");
     list.appendChild(item);
-    liveReasoning.querySelector(".stc-reasoning-summary").textContent =
-      "Reasoning \u00b7 " + list.children.length + (list.children.length === 1 ? " step" : " steps");
+    liveReasoning.querySelector(".stc-reasoning-summary").textContent = list.children.length === 1
+      ? gettext("Reasoning \u00b7 1 step")
+      : interpolate(gettext("Reasoning \u00b7 %(count)s steps"), { count: list.children.length });
     if (root.classList.contains("stc-show-reasoning")) scrollToEnd(false);
   }
 
@@ -555,7 +623,7 @@
 
   function setTyping(active) {
     typingRow.hidden = !active;
-    typingLabel.textContent = active ? schoolName + " is typing" : "";
+    typingLabel.textContent = active ? interpolate(gettext("%(school)s is typing"), { school: schoolName }) : "";
     if (active) {
       if (liveReasoning && liveReasoning.parentNode === pending) {
         // a new turn starts: the previous steps were never claimed by a reply
@@ -589,7 +657,7 @@
     welcome.hidden = true;
     var item = { clientId: randomId(), text: text, node: messageNode("user", text, null) };
     item.node.setAttribute("data-client-id", item.clientId);
-    setDelivery(item.node, "Sending\u2026", "sending");
+    setDelivery(item.node, gettext("Sending\u2026"), "sending");
     appendToLog(item.node);
     scrollToEnd(true);
     outbox.push(item);
@@ -602,7 +670,7 @@
     if (socket && connected && socket.readyState === WebSocket.OPEN) {
       socket.send(JSON.stringify({ type: "message", text: item.text, client_id: item.clientId }));
     } else {
-      setDelivery(item.node, "Waiting for connection\u2026", "waiting");
+      setDelivery(item.node, gettext("Waiting for connection\u2026"), "waiting");
     }
   }
 
@@ -632,13 +700,13 @@
   function onError(frame) {
     var item = frame.client_id ? takeFromOutbox(frame.client_id) : null;
     if (item) {
-      setDelivery(item.node, "Not sent", "failed");
+      setDelivery(item.node, gettext("Not sent"), "failed");
       var error = attrs(el("div", "stc-error"), { role: "alert" });
-      error.appendChild(el("span", "", frame.text || "Something went wrong."));
-      var retry = attrs(el("button", "stc-retry", "Try again"), { type: "button" });
+      error.appendChild(el("span", "", frame.text || gettext("Something went wrong.")));
+      var retry = attrs(el("button", "stc-retry", gettext("Try again")), { type: "button" });
       retry.addEventListener("click", function () {
         error.parentNode && error.parentNode.removeChild(error);
-        setDelivery(item.node, "Sending\u2026", "sending");
+        setDelivery(item.node, gettext("Sending\u2026"), "sending");
         outbox.push(item);
         transmit(item);
       });
@@ -646,20 +714,23 @@
       item.node.appendChild(error);
       scrollToEnd(false);
     } else {
-      var node = note(frame.text || "Something went wrong.", "error");
+      var node = note(frame.text || gettext("Something went wrong."), "error");
       node.setAttribute("role", "alert");
     }
   }
 
   function onQueued(frame) {
     var node = frame.message_id && rendered[frame.message_id];
-    if (node) setDelivery(node, "Queued", "queued");
-    note(frame.text || "I'll answer this next.", "queued");
+    if (node) setDelivery(node, gettext("Queued"), "queued");
+    note(frame.text || gettext("I'll answer this next."), "queued");
   }
 
   function onReply(frame) {
+    // a turn's reply carries its last reasoning steps and ends the typing indicator (protocol 2)
+    if (frame.steps) frame.steps.forEach(addStep);
     var node = renderMessage(frame, false);
     if (frame.role === "assistant" && frame.id) claimReasoning(frame.id, node);
+    if (frame.steps) setTyping(false);
     // everything the parent sent before this reply has been answered
     Array.prototype.forEach.call(messages.querySelectorAll(".stc-msg-user[data-delivery='queued']"), function (n) {
       if (Number(n.getAttribute("data-id")) < Number(frame.id)) setDelivery(n, "", "sent");
@@ -680,7 +751,8 @@
       input.setAttribute("maxlength", String(maxChars));
     }
     setName(frame.school && frame.school.name);
-    setState("open", "Online \u00b7 replies in seconds");
+    setLanguage(frame);
+    setState("open", gettext_noop("Online \u00b7 replies in seconds"));
     showBanner("");
 
     // Re-render the conversation from the server's history; keep what is still unsent.
@@ -696,7 +768,7 @@
     disableStaleOptions();
     outbox.forEach(function (item) {
       appendToLog(item.node);
-      setDelivery(item.node, "Sending\u2026", "sending");
+      setDelivery(item.node, gettext("Sending\u2026"), "sending");
       transmit(item);
     });
     scrollToEnd(true);
@@ -711,8 +783,9 @@
       case "session": onSession(frame); break;
       case "ack": onAck(frame); break;
       case "typing": setTyping(Boolean(frame.active)); break;
-      case "reasoning_step": addStep(frame); break;
+      case "reasoning_steps": (frame.steps || []).forEach(addStep); break;
       case "message": onReply(frame); break;
+      case "language": setLanguage(frame); break;
       case "queued": onQueued(frame); break;
       case "error": onError(frame); break;
       case "pong": clearTimeout(pongTimer); break;
@@ -728,7 +801,8 @@
     clearTimeout(reconnectTimer);
     var token = load(storageKey);
     var url = wsUrl + (token ? "?visitor=" + encodeURIComponent(token) : "");
-    setState(attempt ? "reconnecting" : "connecting", attempt ? "Reconnecting\u2026" : "Connecting\u2026");
+    setState(attempt ? "reconnecting" : "connecting",
+      attempt ? gettext_noop("Reconnecting\u2026") : gettext_noop("Connecting\u2026"));
     var ws;
     try { ws = new WebSocket(url); } catch (e) { scheduleReconnect(); return; }
     socket = ws;
@@ -742,8 +816,8 @@
       setTyping(false);
       if (event.code === CLOSE_UNKNOWN_SCHOOL) {
         stopped = true;
-        setState("closed", "Unavailable");
-        showBanner("This chat isn't available right now. Please contact the school directly.");
+        setState("closed", gettext_noop("Unavailable"));
+        showBanner(gettext("This chat isn't available right now. Please contact the school directly."));
         return;
       }
       scheduleReconnect();
@@ -756,9 +830,12 @@
     var delay = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * Math.pow(2, attempt));
     delay = Math.round(delay * (0.75 + Math.random() * 0.5));
     attempt += 1;
-    setState("reconnecting", "Reconnecting\u2026");
-    if (attempt > 1) showBanner("Connection lost. Trying again in " + Math.max(1, Math.round(delay / 1000)) + " s\u2026");
-    outbox.forEach(function (item) { setDelivery(item.node, "Waiting for connection\u2026", "waiting"); });
+    setState("reconnecting", gettext_noop("Reconnecting\u2026"));
+    if (attempt > 1) {
+      showBanner(interpolate(gettext("Connection lost. Trying again in %(seconds)s s\u2026"),
+        { seconds: Math.max(1, Math.round(delay / 1000)) }));
+    }
+    outbox.forEach(function (item) { setDelivery(item.node, gettext("Waiting for connection\u2026"), "waiting"); });
     clearTimeout(reconnectTimer);
     reconnectTimer = setTimeout(connect, delay);
   }
@@ -839,7 +916,8 @@
     unread += 1;
     unreadBadge.textContent = String(unread);
     unreadBadge.hidden = false;
-    launcher.setAttribute("aria-label", "Chat with " + schoolName + " (" + unread + " new)");
+    launcher.setAttribute("aria-label", interpolate(gettext("Chat with %(school)s (%(count)s new)"),
+      { school: schoolName, count: unread }));
   }
 
   function open() {
@@ -886,7 +964,8 @@
   messages.appendChild(pending);
   typingRow.hidden = true;
   setName(schoolName || "School");
-  setState("idle", "We're here to help");
+  setState("idle", gettext_noop("We're here to help"));
+  applyTexts();
   setReasoningVisible(Boolean(prefs().reasoning));
 
   function mount() {

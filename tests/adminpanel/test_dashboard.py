@@ -117,7 +117,7 @@ def test_dashboard_queries_are_bounded(head_client, seeded):
     head_client.get(DASHBOARD)
     with CaptureQueriesContext(connection) as queries:
         assert head_client.get(DASHBOARD).status_code == 200
-    assert len(queries) <= 16
+    assert len(queries) <= 17  # the admissions funnel: five per-week counts, whatever the number of rows
 
 
 def test_dashboard_page_shows_the_numbers_and_the_todo_list(admissions_client, seeded):

@@ -152,12 +152,13 @@ def test_reschedule_moves_the_tour_and_tells_the_parent(admissions_client, schoo
     assert admissions_client.get(url).context["form"].fields["new_time"].choices[0] == ("09:00", "09:00")
     response = admissions_client.post(url, {"new_date": thursday.isoformat(), "new_time": "14:00", "notify": "on"})
     assert response.status_code == 302
+    reference = tour.reference
     tour.refresh_from_db()
-    assert tour.status == TourBooking.Status.RESCHEDULED
-    new = TourBooking.objects.get(replaces=tour)
-    assert new.local_start.date() == thursday and new.local_start.time() == dt.time(14)
+    assert (tour.status, tour.reference) == (TourBooking.Status.SCHEDULED, reference)  # moved, same reference
+    assert tour.local_start.date() == thursday and tour.local_start.time() == dt.time(14)
+    assert tour.moves.count() == 1 and TourBooking.objects.count() == 1
     told = Message.objects.get(conversation=conversation, role=Message.Role.STAFF)
-    assert new.reference in told.text and "14:00" in told.text
+    assert tour.reference in told.text and "14:00" in told.text
     assert len(observer.replies) == 1
 
 
@@ -272,3 +273,25 @@ def test_the_demo_fills_the_default_week_of_the_desk(admissions_client, monkeypa
     assert "No tours." not in content and 'href="tel:+65' in content and 'href="tel:+44' in content
     call_command(SeedDemo(), stdout=io.StringIO())
     assert TourBooking.objects.count() == tours
+
+
+# --- families and moves -------------------------------------------------------------------------------------
+
+
+def test_the_desk_and_the_booking_page_show_every_child_and_every_move(admissions_client, school, tuesday,
+                                                                        next_weekday):
+    from bookings.services import ChildDetails, reschedule_tour
+    from chatbot.calendar import calendar_file
+
+    tour = book(school, tuesday, children=[ChildDetails("Leo", 5), ChildDetails("Mia", 3, year_group="Nursery")])
+    thursday, friday = next_weekday(school, 3), next_weekday(school, 4)
+    reschedule_tour(booking=tour, new_date=thursday, new_time=dt.time(14))
+    reschedule_tour(booking=TourBooking.objects.get(pk=tour.pk), new_date=friday, new_time=dt.time(11))
+
+    desk = admissions_client.get(DESK, {"days": 14}).content.decode()
+    assert "Leo (5) and Mia (3)" in desk and "moved ×2" in desk
+    page = admissions_client.get(reverse("admin:bookings_tourbooking_change", args=[tour.pk])).content.decode()
+    assert "Nursery" in page and "Moves (the reference stayed the same)" in page
+    assert page.count('class="form-row has_original"') == 4  # two children, two moves
+    ics = calendar_file(TourBooking.objects.get(pk=tour.pk))
+    assert "Children: Leo (5) and Mia (3)" in ics and f"UID:{tour.reference}@" in ics

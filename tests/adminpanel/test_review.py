@@ -354,3 +354,19 @@ def test_a_long_conversation_is_shown_a_page_at_a_time(head_client, school, monk
     assert [m.text for m in second.context["transcript"]] == ["Do you have a pool? (2)", "Answer 2"]
     assert second.context["earlier_url"] == "?page=1" and second.context["later_url"] == ""
     assert head_client.get(conversation_url(conversation), {"page": "x"}).context["transcript_page"] == 1
+
+
+def test_staff_see_each_messages_language_and_filter_by_it(head_client, school):
+    chinese = make_conversation(school, question="我想预约参观")
+    Message.objects.filter(conversation=chinese, role="user").update(language="zh-hans")
+    Message.objects.filter(conversation=chinese, role="assistant").update(language="zh-hans")
+    malay = make_conversation(school, question="Boleh saya tempah lawatan?")
+    Message.objects.filter(conversation=malay, role="user").update(language="ms")
+    english = make_conversation(school)
+    Message.objects.filter(conversation=english, role="user").update(language="en")
+
+    assert listed(head_client.get(LIST_URL, {"language": "zh-hans"})) == [chinese.pk]
+    assert listed(head_client.get(LIST_URL, {"language": "ms"})) == [malay.pk]
+    assert set(listed(head_client.get(LIST_URL))) == {chinese.pk, malay.pk, english.pk}
+    page = head_client.get(conversation_url(chinese)).content.decode()
+    assert page.count('data-role="language" lang="zh-hans"') == Message.objects.filter(conversation=chinese).count()

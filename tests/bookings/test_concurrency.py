@@ -13,7 +13,7 @@ from django.db import connection
 from django.utils import timezone
 
 from bookings.models import TourBooking, TourSlot
-from bookings.services import BookingError, book_tour, cancel_tour, reschedule_tour
+from bookings.services import BookingError, ChildDetails, book_tour, cancel_tour, reschedule_tour
 from tests.factories import ContactFactory, SchoolFactory
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -49,10 +49,14 @@ def run_in_threads(jobs) -> tuple[list, list[BaseException]]:
     return results, errors
 
 
-def book(school, contact, day, time, now, child="Ana"):
+FAMILY = [ChildDetails("Leo", 5), ChildDetails("Mia", 5), ChildDetails("Sam", 2)]
+
+
+def book(school, contact, day, time, now, children=FAMILY[:2]):
+    """A family booking: twins by default (one seat, whatever the number of children)."""
     return book_tour(
-        school=school, contact=contact, parent_name=contact.name, parent_phone=contact.phone, child_name=child,
-        child_age=5, local_date=day, local_time=time, now=now,
+        school=school, contact=contact, parent_name=contact.name, parent_phone=contact.phone, children=children,
+        local_date=day, local_time=time, now=now,
     )
 
 
@@ -128,12 +132,19 @@ def test_parallel_reschedules_cancels_and_bookings_never_overbook(next_weekday):
     assert_seat_counts_match(school)
     live = TourBooking.objects.filter(school=school, status=TourBooking.Status.SCHEDULED)
     assert live.count() <= 12
-    # Every original booking is accounted for exactly once: still live, moved, or cancelled.
+    # Every original booking is accounted for exactly once, under its own reference: live (moved or not) or
+    # cancelled; a move that happened is in its history and its seat is where the booking now is.
     for booking in existing:
+        reference, started = booking.reference, booking.starts_at
         booking.refresh_from_db()
-        assert booking.status in {"scheduled", "rescheduled", "cancelled"}
-        if booking.status == "rescheduled":
-            assert booking.replaced_by.status == "scheduled"
+        assert booking.reference == reference
+        assert booking.status in {"scheduled", "cancelled"}
+        moves = list(booking.moves.all())
+        assert len(moves) <= 1
+        if moves:
+            assert (moves[0].from_starts_at, moves[0].to_starts_at) == (started, booking.starts_at)
+        assert booking.slot.starts_at == booking.starts_at
+        assert [c.name for c in booking.children.all()] == ["Leo", "Mia"]
 
 
 def test_opposite_swaps_in_parallel_do_not_deadlock(next_weekday):
@@ -176,3 +187,37 @@ def test_one_family_booking_several_tours_at_once(next_weekday):
     contact.refresh_from_db()
     assert contact.context["tour_booking_id"] in {booking.reference for booking in results}
     assert_seat_counts_match(school)
+
+
+def test_families_moving_back_and_forth_while_others_book(next_weekday):
+    """Families of one to three children move the same tour twice in a row (09 -> 11 -> 14) in parallel with
+    newcomers booking: seats never exceed capacity, every family keeps one reference and both moves."""
+    school = SchoolFactory(seats_per_tour=3, max_people_per_booking=4)
+    now = timezone.now()
+    day = next_weekday(school, 2)
+    families = [book(school, ContactFactory(school=school), day, TIMES[0], now, children=FAMILY[: 1 + i % 3])
+                for i in range(3)]
+    newcomers = [ContactFactory(school=school) for _ in range(9)]
+
+    def move_twice(booking):
+        moved = reschedule_tour(booking=booking, new_date=day, new_time=TIMES[1], now=now)
+        return reschedule_tour(booking=moved, new_date=day, new_time=TIMES[2], now=now)
+
+    jobs = [lambda b=b: move_twice(b) for b in families]
+    jobs += [lambda c=c, i=i: book(school, c, day, TIMES[1 + i % 2], now) for i, c in enumerate(newcomers)]
+    results, errors = run_in_threads(jobs)
+
+    assert all(isinstance(exc, BookingError) and exc.code == "slot_full" for exc in errors), [repr(e) for e in errors]
+    assert_seat_counts_match(school)
+    for slot in TourSlot.objects.filter(school=school):
+        assert slot.seats_taken <= 3
+    for family in families:
+        reference = family.reference
+        family.refresh_from_db()
+        assert family.reference == reference and family.status == "scheduled"
+        hops = [m.to_starts_at.astimezone(school.tz).time() for m in family.moves.all()]
+        assert hops == [TIMES[1], TIMES[2]][: len(hops)]
+        assert family.starts_at.astimezone(school.tz).time() == ([TIMES[0]] + hops)[-1]
+    booked = {r.pk for r in results if r.contact in newcomers}
+    assert set(TourBooking.objects.filter(school=school).values_list("pk", flat=True)) == booked | {
+        f.pk for f in families}  # a failed move made no booking, a failed newcomer none either

@@ -93,11 +93,11 @@ def test_unsaid_constraints_stay():
 
 
 def test_when_is_kept_apart_from_the_details():
-    intake = Intake(details={"child_name": "Mia"})
+    intake = Intake(details={"parent_name": "Jon"}, children=[{"name": "Mia"}])
     intake.record_when(date=TUE, time="09:00")
     intake.forget_when()
     assert when(intake) == (None,) * 5
-    assert intake.details == {"child_name": "Mia"}
+    assert (intake.details, intake.children) == ({"parent_name": "Jon"}, [{"name": "Mia"}])
 
 
 # --- what follows -------------------------------------------------------------------------------------------
@@ -105,7 +105,7 @@ def test_when_is_kept_apart_from_the_details():
 
 @pytest.mark.parametrize(("intake", "args"), [
     (Intake(), {}),
-    (Intake(details={"child_name": "Mia"}), {}),
+    (Intake(children=[{"name": "Mia"}]), {}),
     (Intake(preferred_date=TUE), {"date_range_start": TUE, "date_range_end": TUE}),
     (Intake(date_from=TUE, date_to=THU), {"date_range_start": TUE, "date_range_end": THU}),
     (Intake(date_from=TUE), {"date_range_start": TUE, "date_range_end": TUE}),
@@ -166,13 +166,14 @@ def test_part_of_day_of_a_start_time(time):
 
 
 def test_as_dict_is_flat_and_says_only_what_was_said():
-    intake = Intake(details={"child_name": "Mia", "child_age": 5}, preferred_date=TUE, part_of_day="morning")
-    assert intake.as_dict() == {"child_name": "Mia", "child_age": 5, "preferred_date": TUE, "part_of_day": "morning"}
+    intake = Intake(children=[{"name": "Mia", "age": 5}], preferred_date=TUE, part_of_day="morning")
+    assert intake.as_dict() == {"children": [{"name": "Mia", "age": 5}], "preferred_date": TUE,
+                                "part_of_day": "morning"}
     assert Intake().as_dict() == {}
 
 
 def test_from_dict_round_trip():
-    intake = Intake(details={"parent_name": "Jon Tan", "child_age": 5}, date_from=TUE, date_to=THU,
+    intake = Intake(details={"parent_name": "Jon Tan"}, children=[{"age": 5}], date_from=TUE, date_to=THU,
                     part_of_day="afternoon")
     again = Intake.from_dict(intake.as_dict())
     assert again == intake and again.as_dict() == intake.as_dict()
@@ -180,8 +181,8 @@ def test_from_dict_round_trip():
 
 def test_from_dict_keeps_only_what_it_knows():
     intake = Intake.from_dict({"child_name": "Mia", "parent_email": "", "task_type": "tour_booking",
-                               "preferred_time": "", "preferred_date": TUE})
-    assert intake.details == {"child_name": "Mia"}
+                               "preferred_time": "", "preferred_date": TUE, "children": [{"age": 3}, 7, {}]})
+    assert (intake.details, intake.children) == ({}, [{"name": "Mia", "age": 3}])  # a state kept before children
     assert when(intake) == (TUE, None, None, None, None)
     assert Intake.from_dict(None) == Intake() == Intake.from_dict({})
 
@@ -189,12 +190,52 @@ def test_from_dict_keeps_only_what_it_knows():
 def test_record_details_returns_what_changed_and_ignores_empty_values():
     intake = Intake()
     assert intake.record_details(child_name="Mia", child_age=5, parent_email="", parent_phone=None) == [
-        "child_name", "child_age"]
-    assert intake.details == {"child_name": "Mia", "child_age": 5}
-    assert intake.record_details(child_name="Mia", child_age=6) == ["child_age"]
+        "children"]
+    assert intake.children == [{"name": "Mia", "age": 5}]
+    assert intake.record_details(child_name="Mia", child_age=6, parent_name="Jon") == ["children", "parent_name"]
     assert intake.record_details(child_name="", preferred_date=TUE, favourite_colour="blue") == []
-    assert intake.details == {"child_name": "Mia", "child_age": 6}
+    assert (intake.details, intake.children) == ({"parent_name": "Jon"}, [{"name": "Mia", "age": 6}])
     assert intake.preferred_date is None  # when is said through record_when, not as a detail
+
+
+# --- several children ---------------------------------------------------------------------------------------
+
+
+def test_a_family_is_collected_child_by_child():
+    intake = Intake()
+    intake.record_details(children=[{"name": "Leo"}, {"name": "Mia"}], parent_name="Ana", parent_phone="+6591234567")
+    assert intake.missing() == ["child_age", "preferred_date", "preferred_time"]
+    assert [c["name"] for c in intake.children_without("age")] == ["Leo", "Mia"]
+    intake.record_details(child_name="Mia", child_age=3)  # one child at a time, by name
+    intake.record_details(child_age=5)  # an age alone: the first child still without one
+    assert intake.children == [{"name": "Leo", "age": 5}, {"name": "Mia", "age": 3}]
+    intake.record_details(child_name="Max", child_age=1)  # a name not yet known among several: one child more
+    assert [c["name"] for c in intake.children] == ["Leo", "Mia", "Max"]
+    intake.record_details(children=[{"name": "leo"}, {"name": "Mia", "year_group": "K1"}])  # the whole list again
+    assert intake.children == [{"name": "leo", "age": 5}, {"name": "Mia", "age": 3, "year_group": "K1"}]
+
+
+def test_children_named_later_fill_the_unnamed_ones():
+    intake = Intake(children=[{"age": 6}, {"age": 4}])  # "my two boys, 6 and 4"
+    assert intake.missing()[:1] == ["child_name"]
+    intake.record_details(child_name="Sam")
+    intake.record_details(child_name="Ben")
+    assert intake.children == [{"age": 6, "name": "Sam"}, {"age": 4, "name": "Ben"}]
+    assert "child_name" not in intake.missing() and "child_age" not in intake.missing()
+
+
+def test_a_respelt_name_among_several_is_a_correction_not_another_child():
+    intake = Intake(children=[{"name": "Aiden", "age": 7}, {"name": "Chloe", "age": 4}])
+    intake.record_details(child_name="Khloe")
+    assert intake.children == [{"name": "Aiden", "age": 7}, {"name": "Khloe", "age": 4}]
+    intake.record_details(child_name="Max")
+    assert [c["name"] for c in intake.children] == ["Aiden", "Khloe", "Max"]
+
+
+def test_one_child_renamed_is_a_correction():
+    intake = Intake(children=[{"name": "Mia", "age": 5}])
+    intake.record_details(child_name="Miah")
+    assert intake.children == [{"name": "Miah", "age": 5}]
 
 
 # --- properties ---------------------------------------------------------------------------------------------
@@ -242,3 +283,14 @@ def test_the_stored_form_round_trips(calls, details):
     for call in calls:
         intake.record_when(**call)
     assert Intake.from_dict(intake.as_dict()) == intake
+
+
+def test_a_bare_weekday_falls_in_the_range_or_in_the_week_of_the_day_held():
+    ranged = Intake()
+    ranged.record_when(date_from="2026-12-07", date_to="2026-12-13")  # "the week of the 7th"
+    assert ranged.day_in_range(3) == "2026-12-10"
+    held = Intake()
+    held.record_when(date="2026-12-01")  # a Tuesday
+    assert (held.day_in_range(2), held.day_in_range(0), held.day_in_range(6)) == (
+        "2026-12-02", "2026-11-30", "2026-12-06")
+    assert Intake().day_in_range(2) is None

@@ -20,16 +20,19 @@ from bookings.models import CallbackRequest, TourBooking, TourSlot
 from bookings.selectors import contact_booking, normalise_reference, open_callbacks, upcoming_bookings
 from bookings.services import (
     BookingError,
+    ChildDetails,
     available_slots,
     book_tour,
     cancel_tour,
     check_slot,
+    correct_booking_details,
     describe_date,
     next_open_slots,
     record_tour_outcome,
     request_callback,
     reschedule_tour,
 )
+from crm.models import Child
 from tests.factories import ContactFactory, SchoolClosureFactory, SchoolFactory, UserFactory
 
 NINE, ELEVEN, TWO, FOUR = dt.time(9), dt.time(11), dt.time(14), dt.time(16)
@@ -261,7 +264,8 @@ def test_a_good_booking(school, contact, tuesday, now):
     assert (booking.parent_name, booking.parent_phone, booking.parent_email) == (
         "Mei Lin Tan", "+6591234567", "Mei@example.com",
     )
-    assert (booking.child_name, booking.child_age, booking.special_requirements) == ("Ana", 4, "Wheelchair")
+    assert (booking.child_name, booking.special_requirements) == ("Ana", "Wheelchair")
+    assert [(c.name, c.age, c.child.contact) for c in booking.children.all()] == [("Ana", 4, contact)]
     assert booking.slot.seats_taken == 1
     assert booking.slot.capacity == 5
     assert contact_booking(contact, booking.reference) == booking
@@ -424,7 +428,7 @@ def test_silly_child_age_is_refused(school, contact, tuesday, now, age):
 
 @pytest.mark.parametrize("age", [1, 4, 19, None])
 def test_sensible_child_ages_are_accepted(school, contact, tuesday, now, age):
-    assert book(school, contact, tuesday, now=now, child_age=age).child_age == age
+    assert book(school, contact, tuesday, now=now, child_age=age).children.get().age == age
 
 
 @pytest.mark.parametrize("phone", ["12345", "+65 1234 5678", "call me", "9123 4567 8910 1112"])
@@ -454,6 +458,66 @@ def test_details_are_checked_before_the_date(school, contact, now):
             parent_phone="123")
 
 
+# --- families ------------------------------------------------------------------------
+
+
+def test_twins_take_one_seat_and_are_the_contacts_children(school, contact, tuesday, now):
+    booking = book(school, contact, tuesday, now=now,
+                   children=[ChildDetails("Leo", 4, year_group="K1"), ChildDetails("Mia", 4)])
+    assert seats_taken(school, tuesday, NINE) == 1
+    assert booking.child_name == "Leo and Mia"
+    assert [(c.name, c.age, c.year_group, c.position) for c in booking.children.all()] == [
+        ("Leo", 4, "K1", 0), ("Mia", 4, "", 1)]
+    assert sorted(Child.objects.filter(contact=contact).values_list("name", "age", "year_group")) == [
+        ("Leo", 4, "K1"), ("Mia", 4, "")]
+    assert contact.activities.get().subject == f"School tour: Leo (4) and Mia (4) ({booking.reference})"
+
+
+def test_a_returning_family_books_the_same_children_again(school, contact, tuesday, now):
+    book(school, contact, tuesday, NINE, now=now, children=[ChildDetails("Sam", 6), ChildDetails("Ella", 3)])
+    again = book(school, contact, tuesday, ELEVEN, now=now, children=[ChildDetails("sam", 7), ChildDetails("Ella")])
+    assert Child.objects.filter(contact=contact).count() == 2
+    assert Child.objects.get(contact=contact, name="Sam").age == 7  # the newer age; the name as first written
+    assert [c.child.name for c in again.children.all()] == ["Sam", "Ella"]
+
+
+def test_the_same_child_twice_is_one_child(school, contact, tuesday, now):
+    booking = book(school, contact, tuesday, now=now, children=[ChildDetails("Leo", 5), ChildDetails(" leo ")])
+    assert [c.name for c in booking.children.all()] == ["Leo"]
+
+
+def test_a_school_caps_the_people_per_family(school, contact, tuesday, now):
+    school.max_people_per_booking = 3
+    school.save()
+    three = [ChildDetails("Aiden", 7), ChildDetails("Chloe", 4), ChildDetails("Zoe", 2)]
+    err = refused("too_many_people", "children", book, school=school, contact=contact, day=tuesday, now=now,
+                  children=three)
+    assert "up to 3 people" in err.message and "would be 4 (3 children and 1 adult)" in err.message
+    assert_nothing_booked()
+    refused("too_many_people", "children", book, school=school, contact=contact, day=tuesday, now=now,
+            children=three[:2], adults=2)
+    booking = book(school, contact, tuesday, now=now, children=three[:2])
+    assert (booking.adults, booking.children.count(), seats_taken(school, tuesday, NINE)) == (1, 2, 1)
+
+
+def test_a_child_without_a_name_is_refused(school, contact, tuesday, now):
+    refused("missing_fields", "child_name", book, school=school, contact=contact, day=tuesday, now=now,
+            children=[ChildDetails("Leo", 5), ChildDetails("", 3)])
+    assert_nothing_booked()
+
+
+def test_correcting_one_childs_name_or_age_on_a_family_booking(school, contact, tuesday, now):
+    booking = book(school, contact, tuesday, now=now, children=[ChildDetails("Leo", 5), ChildDetails("Mia", 3)])
+    correct_booking_details(booking=booking, child_name="Miah", now=now)
+    assert [c.label for c in booking.children.all()] == ["Leo (5)", "Miah (3)"]
+    assert booking.child_name == TourBooking.objects.get(pk=booking.pk).child_name == "Leo and Miah"
+    assert sorted(Child.objects.filter(contact=contact).values_list("name", flat=True)) == ["Leo", "Miah"]
+    err = refused("which_child", "child", correct_booking_details, booking=booking, child_age=6, now=now)
+    assert "Leo and Miah" in err.message
+    correct_booking_details(booking=booking, child_age=6, child="Leo", now=now)
+    assert [c.label for c in booking.children.all()] == ["Leo (6)", "Miah (3)"]
+
+
 # --- looking a booking up -------------------------------------------------------------
 
 
@@ -481,34 +545,43 @@ def test_upcoming_bookings_and_open_callbacks(school, contact, tuesday, now):
 # --- reschedule -----------------------------------------------------------------------
 
 
-def test_reschedule_moves_the_seat_atomically_and_links_the_bookings(school, contact, tuesday, now):
-    old = book(school, contact, tuesday, NINE, now=now, special_requirements="Pram")
+def test_reschedule_moves_the_seat_and_keeps_the_reference(school, contact, tuesday, now):
+    booking = book(school, contact, tuesday, NINE, now=now, special_requirements="Pram",
+                   children=[ChildDetails("Leo", 5), ChildDetails("Mia", 3)])
     wednesday = tuesday + dt.timedelta(days=1)
-    new = reschedule_tour(booking=old, new_date=wednesday, new_time=TWO, now=now)
+    moved = reschedule_tour(booking=booking, new_date=wednesday, new_time=TWO, now=now)
 
-    old.refresh_from_db()
-    assert old.status == TourBooking.Status.RESCHEDULED
-    assert new.status == TourBooking.Status.SCHEDULED
-    assert new.replaces == old and old.replaced_by == new
-    assert new.reference != old.reference
-    assert new.starts_at == at(school, wednesday, TWO)
-    assert (new.parent_name, new.parent_phone, new.child_name, new.child_age, new.special_requirements) == (
-        old.parent_name, old.parent_phone, old.child_name, old.child_age, "Pram",
-    )
+    moved.refresh_from_db()
+    assert (moved.pk, moved.reference, moved.status) == (booking.pk, booking.reference, TourBooking.Status.SCHEDULED)
+    assert moved.starts_at == at(school, wednesday, TWO) and moved.slot.starts_at == moved.starts_at
+    assert [c.label for c in moved.children.all()] == ["Leo (5)", "Mia (3)"]
+    assert (moved.child_name, moved.special_requirements) == ("Leo and Mia", "Pram")
     assert seats_taken(school, tuesday, NINE) == 0
     assert seats_taken(school, wednesday, TWO) == 1
-    # The parent's old reference still finds the live booking.
-    assert contact_booking(contact, old.reference) == new
-    assert contact_booking(contact, new.reference) == new
+    assert [(m.from_starts_at, m.to_starts_at) for m in moved.moves.all()] == [
+        (at(school, tuesday, NINE), at(school, wednesday, TWO))]
+    assert TourBooking.objects.count() == 1
+    assert contact_booking(contact, booking.reference) == moved
 
 
-def test_rescheduling_twice_follows_the_chain(school, contact, tuesday, now):
-    first = book(school, contact, tuesday, NINE, now=now)
-    second = reschedule_tour(booking=first, new_date=tuesday, new_time=ELEVEN, now=now)
-    third = reschedule_tour(booking=second, new_date=tuesday, new_time=FOUR, now=now)
-    assert contact_booking(contact, first.reference) == third
+def test_moving_twice_keeps_one_reference_and_both_moves(school, contact, tuesday, now):
+    booking = book(school, contact, tuesday, NINE, now=now)
+    reschedule_tour(booking=booking, new_date=tuesday, new_time=ELEVEN, now=now)
+    again = reschedule_tour(booking=TourBooking.objects.get(pk=booking.pk), new_date=tuesday, new_time=FOUR, now=now)
+    assert again.reference == booking.reference
     assert [seats_taken(school, tuesday, t) for t in (NINE, ELEVEN, FOUR)] == [0, 0, 1]
-    assert TourBooking.objects.filter(status=TourBooking.Status.RESCHEDULED).count() == 2
+    assert [(m.from_starts_at.astimezone(school.tz).time(), m.to_starts_at.astimezone(school.tz).time())
+            for m in again.moves.all()] == [(NINE, ELEVEN), (ELEVEN, FOUR)]
+    assert not TourBooking.objects.filter(status=TourBooking.Status.RESCHEDULED).exists()
+
+
+def test_a_booking_moved_before_one_reference_still_finds_the_live_one(school, contact, tuesday, now):
+    """Rows written when every move made a new booking (status "rescheduled", `replaces`) still resolve."""
+    first = book(school, contact, tuesday, NINE, now=now)
+    live = book(school, contact, tuesday, ELEVEN, now=now)
+    TourBooking.objects.filter(pk=first.pk).update(status=TourBooking.Status.RESCHEDULED)
+    TourBooking.objects.filter(pk=live.pk).update(replaces=first)
+    assert contact_booking(contact, first.reference) == live
 
 
 def test_rescheduling_to_the_same_slot_is_refused(school, contact, tuesday, now):
@@ -548,6 +621,7 @@ def test_rescheduling_into_a_full_slot_changes_nothing(school, contact, tuesday,
     assert booking.status == TourBooking.Status.SCHEDULED
     assert (seats_taken(school, tuesday, NINE), seats_taken(school, tuesday, ELEVEN)) == (1, 1)
     assert TourBooking.objects.count() == 2
+    assert not booking.moves.exists()
 
 
 def test_rescheduling_onto_a_tour_the_family_already_has_is_refused(school, contact, tuesday, now):

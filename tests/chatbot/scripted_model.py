@@ -45,9 +45,14 @@ class ScriptedModel(CustomLLM):
         return self._next(kwargs["messages"])
 
 
-def install() -> ScriptedModel:
-    model = ScriptedModel()
-    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != "scripted"]
-    litellm.custom_provider_map.append({"provider": "scripted", "custom_handler": model})
+def register(provider: str, handler: CustomLLM) -> CustomLLM:
+    """Put `handler` under `provider` in litellm's custom providers (replacing an earlier one): to the loop,
+    `<provider>/...` is then a hosted model, reached through litellm like any other."""
+    litellm.custom_provider_map = [p for p in litellm.custom_provider_map if p["provider"] != provider]
+    litellm.custom_provider_map.append({"provider": provider, "custom_handler": handler})
     litellm.utils.custom_llm_setup()
-    return model
+    return handler
+
+
+def install() -> ScriptedModel:
+    return register("scripted", ScriptedModel())

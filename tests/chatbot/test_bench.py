@@ -13,7 +13,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from bookings.models import School
-from chatbot.bench.common import RoundTrips, percentile
+from chatbot.bench.common import percentile
+from chatbot.bench.counting import RoundTrips
 from chatbot.models import Conversation, Message
 from crm.models import Contact
 
@@ -38,6 +39,13 @@ def test_quick_bench_reports_sane_figures():
     assert turn["floor_p50_ms"] > 0 and turn["overhead_p50_ratio"] > 0
     assert turn["queries_per_turn"] > 0 and turn["redis_commands_per_turn"] > 0
     assert turn["tool_calls"] > 0
+    per_turn = turn["per_turn"]
+    assert per_turn["round_trips"] == sum(per_turn[kind] for kind in (
+        "statements", "transaction_control", "savepoints", "health_checks", "prepares", "pipeline_syncs"))
+    assert per_turn["commits"] > 0 and per_turn["thread_hops"] > 0
+    # The web channel is loaded: typing, steps and the reply reach the contact's listening socket.
+    assert turn["channel_layer_frames_per_turn"] > 0
+    assert turn["frames_received"] == turn["frames_sent"] > 0
 
     growth = benchmarks["prompt_growth"]["figures"]
     assert growth["growth_ratio"] > 0 and growth["growth_ratio_uncompressed"] > 0
@@ -45,6 +53,9 @@ def test_quick_bench_reports_sane_figures():
     assert all(tokens > 0 for tokens in growth["per_turn_compressed"] + growth["per_turn_uncompressed"])
     assert growth["hosted_median_prompt_tokens"] > 0 and growth["tool_schema_tokens_per_call"] > 0
     assert growth["empty_replies"] == 0
+    assert growth["booking_completed"] is True and growth["booking_model_calls"] > growth["booking_messages"]
+    assert growth["tokens_per_completed_booking"] == (growth["booking_prompt_tokens"]
+                                                      + growth["booking_completion_tokens"]) > 0
 
     race = benchmarks["booking_race"]["figures"]
     assert race["seats_sold"] == race["seats_available"] == race["seat_counters"] == race["booking_rows"] > 0
@@ -100,3 +111,57 @@ def test_percentile():
     assert percentile([], 0.5) == 0.0
     assert percentile([3, 1, 2], 0.5) == 2
     assert percentile([0, 10], 0.99) == pytest.approx(9.9)
+
+
+def test_round_trips_tell_statements_transaction_control_and_commits_apart():
+    """One atomic write (BEGIN, UPDATE, COMMIT), one autocommit write (commits on its own), one read."""
+    from django.db import transaction
+
+    school = School.objects.create(slug="counted", name="Counted")
+    with RoundTrips() as trips:
+        trips.reset()
+        with transaction.atomic():
+            School.objects.filter(pk=school.pk).update(name="Counted once")
+        School.objects.filter(pk=school.pk).update(name="Counted twice")
+        assert School.objects.get(pk=school.pk).name == "Counted twice"
+        counts = trips.reset()
+    assert counts.statements == 3
+    assert counts.transaction_control == 2
+    assert counts.commits == 2
+    assert counts.savepoints == counts.health_checks == 0
+    assert counts.round_trips == 5
+
+
+def test_round_trips_count_savepoints_and_thread_hops():
+    from asgiref.sync import async_to_sync, sync_to_async
+    from django.db import transaction
+
+    def nested():
+        with transaction.atomic(), transaction.atomic():
+            return School.objects.count()
+
+    async def hop_twice():
+        await sync_to_async(nested)()
+        await sync_to_async(nested)()
+
+    with RoundTrips() as trips:
+        async_to_sync(hop_twice)()
+        counts = trips.reset()
+    assert counts.savepoints == 4  # SAVEPOINT + RELEASE SAVEPOINT, twice
+    assert counts.thread_hops >= 2
+    assert counts.statements == 2
+
+
+def test_the_langgraph_peer_needs_postgres_and_is_no_product_dependency():
+    from pathlib import Path
+
+    from django.conf import settings as django_settings
+    from django.db import connection
+
+    requirements = "".join(p.read_text().lower() for p in Path(django_settings.BASE_DIR, "requirements").glob("*.txt"))
+    assert "langgraph" not in requirements
+    if connection.vendor == "postgresql":
+        pytest.skip("on PostgreSQL --peer installs and runs LangGraph (the full bench run, docs/benchmarks.md)")
+    report = _bench("--only", "turn_overhead", "--peer")
+    assert report["benchmarks"]["turn_overhead"]["status"] == "skipped"
+    assert "PostgreSQL" in report["benchmarks"]["turn_overhead"]["reason"]

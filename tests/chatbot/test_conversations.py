@@ -69,7 +69,7 @@ def test_book_from_one_rich_message(school, next_weekday):
     reply = parent.say("yes please")
     booking = parent.bookings().get()
     assert (booking.local_start.date(), booking.local_start.time()) == (day, dt.time(9))
-    assert (booking.child_name, booking.child_age, booking.parent_name) == ("Mia", 5, "Jon Tan")
+    assert (booking.children_label, booking.parent_name) == ("Mia (5)", "Jon Tan")
     assert booking.parent_phone == "+6591234567"
     assert booking.reference in reply and day.strftime("%A") in reply
     assert Activity.objects.filter(tour_booking=booking, kind="tour").exists()
@@ -94,7 +94,7 @@ def test_book_from_a_drip_picking_the_first_offered_slot(school, next_weekday):
     reply = parent.say("yes")
     booking = parent.bookings().get()
     assert (booking.local_start.date(), booking.local_start.time()) == (day, dt.time(14))
-    assert (booking.child_name, booking.child_age, booking.parent_name) == ("Leo", 4, "Ana Lim")
+    assert (booking.children_label, booking.parent_name) == ("Leo (4)", "Ana Lim")
     assert booking.reference in reply
 
 
@@ -180,17 +180,16 @@ def test_reschedule_by_reference_releases_the_old_seat(school, next_weekday):
     assert_read_back(reply, friday, dt.time(11), "Mia")
     assert spoken(monday) in reply and "09:00" in reply and old.reference in reply
     old.refresh_from_db()
-    assert old.status == "scheduled" and not TourBooking.objects.filter(replaces=old).exists()
+    assert old.status == "scheduled" and not old.moves.exists()
     assert TourSlot.objects.get(pk=old.slot_id).seats_taken == 1
     assert parent.bookings().count() == 1
     reply = parent.say("yes please")
-    old.refresh_from_db()
-    new = TourBooking.objects.get(replaces=old)
-    assert old.status == "rescheduled"
-    assert (new.local_start.date(), new.local_start.time()) == (friday, dt.time(11))
+    moved = TourBooking.objects.get(pk=old.pk)
+    assert (moved.status, moved.reference, moved.moves.count()) == ("scheduled", old.reference, 1)
+    assert (moved.local_start.date(), moved.local_start.time()) == (friday, dt.time(11))
     assert TourSlot.objects.get(pk=old.slot_id).seats_taken == 0
-    assert TourSlot.objects.get(pk=new.slot_id).seats_taken == 1
-    assert new.reference in reply and "Friday" in reply
+    assert TourSlot.objects.get(pk=moved.slot_id).seats_taken == 1
+    assert moved.reference in reply and "Friday" in reply and "same as before" in reply
 
 
 def test_cancel_by_reference(school, next_weekday):
@@ -315,3 +314,14 @@ def test_a_burst_that_cancels_one_tour_and_books_another_does_both(school, next_
     assert mia.status == "cancelled"
     assert (sam.local_start.date(), sam.local_start.time()) == (day, dt.time(11))
     assert mia.reference in reply and sam.reference in reply
+
+
+def test_a_bare_weekday_instead_means_that_day_in_the_week_already_chosen(school, next_weekday):
+    day = next_weekday(school, 1, min_days_ahead=8)  # a Tuesday more than a week away
+    parent = Parent(school)
+    parent.say("hello, a tour for my girl Ava, she's 4")
+    parent.say(f"{spoken(day)} at 11?")
+    reply = parent.say("oh wait, could we do wednesday instead, same time")
+    wednesday = day + dt.timedelta(days=1)
+    assert spoken(wednesday) in reply and "11:00" in reply, reply
+

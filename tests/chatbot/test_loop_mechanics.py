@@ -49,6 +49,7 @@ async def test_answer_without_tools(scripted):
     scripted.script = [{"content": "Hello! How can I help?"}]
     reply, steps, streamed = await _turn()
     assert reply.text == "Hello! How can I help?"
+    assert "gave_up" not in reply.payload
     assert [s.kind for s in steps] == ["answer"]
     assert [s["kind"] for s in streamed] == ["answer"]
     assert reply.prompt_tokens == 100 and reply.completion_tokens == 10
@@ -60,6 +61,7 @@ async def test_five_cycle_cap_gives_a_graceful_answer(scripted):
                        for i in range(10)]
     reply, steps, _ = await _turn("any tours?")
     assert reply.text == GIVE_UP_TEXT
+    assert reply.payload["gave_up"] is True, "marked in the reply's data, not recognised by its text"
     assert len(scripted.calls) == 5
     assert sum(s.kind == "act" for s in steps) == 5
     assert sum(s.kind == "observe" for s in steps) == 5

@@ -60,7 +60,7 @@ async def test_openai_wire_format(httpserver):
     assert first["model"] == "gpt-4o-mini"
     assert {t["function"]["name"] for t in first["tools"]} == {
         "check_availability", "book_tour", "manage_tour_booking", "request_callback", "get_faq_answer",
-        "update_context", "check_unread_messages"}
+        "update_context", "check_unread_messages", "join_waitlist", "answer_seat_offer", "check_open_days"}
     schema = next(t for t in first["tools"] if t["function"]["name"] == "book_tour")["function"]["parameters"]
     assert "child_age" in schema["properties"]
     assert first["messages"][0]["role"] == "system" and "TODAY:" in first["messages"][0]["content"]
@@ -76,3 +76,38 @@ async def test_openai_wire_format(httpserver):
     assert reply.text == "We have morning tours on Tuesday at 09:00 and 11:00."
     assert reply.prompt_tokens == 2 * 812 and reply.completion_tokens == 2 * 24
     assert reply.model == "openai/gpt-4o-mini"
+
+
+def _llama_cpp_server(request):
+    """Validates like llama.cpp's OpenAI-compatible server: every message's content must be a string (or a list
+    of parts); a null content is refused with HTTP 400, as llama-server does for an assistant tool-call message."""
+    from werkzeug import Response
+
+    body = json.loads(request.get_data())
+    for message in body["messages"]:
+        if not isinstance(message.get("content"), str | list):
+            return Response(json.dumps({"error": {"code": 400, "type": "invalid_request_error",
+                                                  "message": "Expected 'content' to be a string or an array"}}),
+                            status=400, content_type="application/json")
+    if body["messages"][-1]["role"] == "tool":
+        message = {"role": "assistant", "content": "Tuesday at 09:00 is open."}
+        return Response(json.dumps(_completion(message, "stop")), content_type="application/json")
+    return Response(json.dumps(_completion({"role": "assistant", "content": None, "tool_calls": [{
+        "id": TOOL_CALL_ID, "type": "function",
+        "function": {"name": "check_availability", "arguments": "{}"}}]}, "tool_calls")),
+        content_type="application/json")
+
+
+async def test_a_self_hosted_llama_cpp_server_accepts_the_tool_call_history(httpserver):
+    """The assistant message that only called a tool goes back to the server with content "", not null."""
+    httpserver.expect_request("/v1/chat/completions", method="POST").respond_with_handler(_llama_cpp_server)
+    conversation, message = await _conversation()
+    with override_settings(LLM_MODEL="openai/qwen2.5-7b-instruct", LLM_API_BASE=httpserver.url_for("/v1"),
+                           LLM_API_KEY="sk-no-key-required"):
+        reply = await run_turn(conversation, [message])
+
+    assert len(httpserver.log) == 2
+    assert [response.status_code for _, response in httpserver.log] == [200, 200]
+    assistant = json.loads(httpserver.log[1][0].get_data())["messages"][-2]
+    assert assistant["role"] == "assistant" and assistant["content"] == "" and assistant["tool_calls"]
+    assert reply.text == "Tuesday at 09:00 is open." and reply.model == "openai/qwen2.5-7b-instruct"

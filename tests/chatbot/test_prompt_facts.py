@@ -77,3 +77,12 @@ def test_history_and_summary_share_the_budget(school):
         assert prompt.count_tokens(chat) + prompt._summary_tokens(lines) <= 300
         assert prompt._summary_tokens(lines) <= 300 * prompt.SUMMARY_SHARE
     assert lines and all(line.startswith("Parent: Question") for line in lines)  # outcomes live in the facts
+
+
+def test_the_model_is_told_the_parents_language_when_the_school_offers_it(school):
+    contact = ContactFactory(school=school, language="ta")
+    system = prompt.system_prompt(school, contact, ActiveContext(school.pk, contact.pk), "")
+    assert parse_facts(system)["LANGUAGE"] == "ta" and "Answer in LANGUAGE" in system
+    assert read([{"role": "system", "content": system}]).language == "ta"
+    school.languages = ["en", "zh-hans"]
+    assert _facts(school, contact, ActiveContext(school.pk, contact.pk))["LANGUAGE"] == "en"

@@ -50,7 +50,7 @@ def test_a_closed_day_is_refused_before_the_other_details_are_asked_for(ctx, nex
     result = call(ctx, "book_tour", child_name="Mia", preferred_date=sunday.isoformat())
     assert result["status"] == "error" and result["field"] == "preferred_date"
     assert "Sundays" in result["message"]
-    assert "preferred_date" not in ctx.active.collected and ctx.active.collected["child_name"] == "Mia"
+    assert "preferred_date" not in ctx.active.collected and ctx.active.collected["children"] == [{"name": "Mia"}]
 
 
 def test_a_good_day_still_asks_for_what_is_missing(ctx, next_weekday, school):
@@ -97,10 +97,11 @@ def test_moving_a_tour_uses_up_the_slots_offered(ctx, next_weekday, school, cont
     assert (result["to"]["date"], result["to"]["time"], result["from"]["child_name"]) == (friday.isoformat(),
                                                                                           "11:00", "Mia")
     booking.refresh_from_db()
-    assert booking.status == "scheduled" and not TourBooking.objects.filter(replaces=booking).exists()
+    assert booking.status == "scheduled" and not booking.moves.exists()
     parent_says(ctx, "yes please")
     result = call(ctx, "manage_tour_booking", **move)
     assert result["status"] == "success" and ctx.active.slots_shown == []
+    assert result["booking_id"] == booking.reference and booking.moves.count() == 1
 
 
 def _full_booking(day, time="09:00"):
@@ -172,14 +173,14 @@ def test_rescheduling_needs_the_parents_yes(ctx, next_weekday, school, contact):
     assert (first["from"]["time"], first["to"]["date"], first["to"]["time"]) == ("09:00", thursday.isoformat(), "14:00")
     assert call(ctx, "manage_tour_booking", **move)["status"] == "confirm"  # same turn
     booking.refresh_from_db()
-    assert booking.status == "scheduled" and not TourBooking.objects.filter(replaces=booking).exists()
+    assert booking.status == "scheduled" and not booking.moves.exists()
     parent_says(ctx, "ok go ahead")
     result = call(ctx, "manage_tour_booking", **move)
-    assert result["status"] == "success"
+    assert result["status"] == "success" and result["booking_id"] == booking.reference
+    assert "previous_booking_id" not in result and booking.reference in result["message"]
     booking.refresh_from_db()
-    new = TourBooking.objects.get(replaces=booking)
-    assert booking.status == "rescheduled" and new.reference == result["booking_id"]
-    assert (new.local_start.date(), new.local_start.time()) == (thursday, dt.time(14))
+    assert booking.status == "scheduled" and booking.moves.count() == 1 and TourBooking.objects.count() == 1
+    assert (booking.local_start.date(), booking.local_start.time()) == (thursday, dt.time(14))
 
 
 def test_availability_keeps_the_part_of_day_asked_for_earlier(ctx, next_weekday, school):
@@ -211,3 +212,55 @@ def test_a_hosted_model_calling_book_tour_twice_in_one_turn_cannot_book(scripted
     results = [step.tool_result for step in observed]
     assert [r["status"] for r in results] == ["confirm", "confirm"]
     assert not _booked(contact).exists()
+
+
+# --- families ------------------------------------------------------------------------------------------------------
+
+
+def test_a_family_is_booked_with_every_child_after_the_read_back(ctx, next_weekday, school, contact):
+    """A hosted model may send the whole list, then one child's age on its own, as the parent gives them."""
+    tuesday = next_weekday(school, 1)
+    first = call(ctx, "book_tour", parent_name="Ana Lim", parent_phone="81234567",
+                 children=[{"name": "Leo", "age": "5"}, {"name": "Mia", "year_group": "Nursery"}])
+    assert first["status"] == "missing_fields" and "child_age" in first["missing"]
+    assert first["collected"]["children"] == [{"name": "Leo", "age": 5}, {"name": "Mia", "year_group": "Nursery"}]
+    call(ctx, "book_tour", child_name="Mia", child_age=3)
+    details = {"preferred_date": tuesday.isoformat(), "preferred_time": "11:00"}
+    read_back = call(ctx, "book_tour", **details)
+    assert read_back["status"] == "confirm" and read_back["read_back"]["child_name"] == "Leo and Mia"
+    assert [c["name"] for c in read_back["read_back"]["children"]] == ["Leo", "Mia"]
+    assert not TourBooking.objects.exists()
+    parent_says(ctx, "yes please")
+    done = call(ctx, "book_tour", **details)
+    assert done["status"] == "success", done
+    booking = TourBooking.objects.get(reference=done["booking_id"])
+    assert [(c.name, c.age, c.year_group) for c in booking.children.all()] == [("Leo", 5, ""), ("Mia", 3, "Nursery")]
+    assert done["confirmation_details"]["children"] == [{"name": "Leo", "age": 5},
+                                                        {"name": "Mia", "age": 3, "year_group": "Nursery"}]
+    assert TourSlot.objects.get().seats_taken == 1  # one family, one seat
+
+
+def test_a_school_cap_on_people_is_said_to_the_parent(ctx, next_weekday, school):
+    school.max_people_per_booking = 3
+    school.save()
+    children = [{"name": n, "age": 4} for n in ("Ava", "Ben", "Cal")]
+    result = call(ctx, "book_tour", parent_name="Ana Lim", parent_phone="81234567", children=children,
+                  preferred_date=next_weekday(school, 2).isoformat(), preferred_time="09:00")
+    assert result["status"] == "error" and result["code"] == "too_many_people"
+    assert "up to 3 people" in result["message"]
+
+
+def test_an_unreadable_date_of_birth_is_refused_with_a_sentence(ctx):
+    result = call(ctx, "book_tour", children=[{"name": "Leo", "date_of_birth": "last spring"}])
+    assert result["status"] == "error" and "last spring" in result["message"]
+
+
+def test_the_prompt_shows_a_returning_familys_children(ctx, next_weekday, school, contact):
+    from chatbot.agent.prompt import _contact_facts
+
+    bookings.book_tour(school=school, contact=contact, parent_name="Jon", parent_phone="+6591234567",
+                       children=[bookings.ChildDetails("Leo", 5), bookings.ChildDetails("Mia")],
+                       local_date=next_weekday(school, 1), local_time=dt.time(9))
+    facts = _contact_facts(contact)
+    assert facts["children"] == ["Leo (5)", "Mia"]
+    assert facts["upcoming_tours"][0].endswith("Leo and Mia")

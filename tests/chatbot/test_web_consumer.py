@@ -19,12 +19,12 @@ from django.test import override_settings
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, Usage
 
-from chatbot.bench.models import register
 from chatbot.channels.web import CLOSE_UNKNOWN_SCHOOL, VISITOR_SALT, ChatOriginValidator
 from chatbot.models import Conversation, Message
 from config.asgi import application
 from crm.models import Contact
 from tests.chatbot import scripted_model
+from tests.chatbot.scripted_model import register
 from tests.factories import SchoolFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -119,7 +119,7 @@ async def settled(contact_filter: dict, timeout: float = TIMEOUT) -> None:
 
 async def test_session_frame_gives_a_new_visitor_a_token(school):
     comm, session = await open_chat(school.slug)
-    assert session["protocol"] == 1
+    assert session["protocol"] == 2
     assert session["new_visitor"] is True
     assert session["school"] == {"slug": school.slug, "name": school.name}
     assert session["max_message_chars"] == settings.CHAT_MAX_MESSAGE_CHARS
@@ -255,10 +255,11 @@ async def test_message_gets_ack_typing_reasoning_and_a_stored_reply(school, scri
 
     ack = frames[0]
     assert ack["type"] == "ack" and ack["client_id"] == "c-1" and ack["duplicate"] is False
-    assert kinds.index("typing") < kinds.index("reasoning_step") < kinds.index("message")
-    typing = [f["active"] for f in frames if f["type"] == "typing"]
-    assert typing == [True, False]
-    steps = [f for f in frames if f["type"] == "reasoning_step"]
+    # Protocol 2: typing, one frame for the tool cycle's steps, the reply's language, and the reply carrying the
+    # last step (it ends the typing indicator, so no typing-off frame follows).
+    assert kinds == ["ack", "typing", "reasoning_steps", "language", "message"]
+    assert frames[1]["active"] is True
+    steps = frames[2]["steps"] + frames[-1]["steps"]
     assert [s["kind"] for s in steps] == ["think", "act", "observe", "answer"]
     assert steps[1]["tool_name"] == "check_availability"
     assert steps[2]["tool_result"]["status"] == "success"
@@ -474,5 +475,23 @@ async def test_offline_policy_answers_a_tour_request_with_slot_buttons(school):
     reply = replies(frames)[0]
     assert reply["text"]
     assert any(b["type"] == "buttons" and b["options"] for b in reply["blocks"])
-    assert any(f["type"] == "reasoning_step" and f["kind"] == "act" for f in frames)
+    assert any(step["kind"] == "act" for f in frames if f["type"] == "reasoning_steps" for step in f["steps"])
     await comm.disconnect()
+
+
+async def test_the_widget_is_told_the_parents_language_and_its_texts_in_it(school):
+    """A Chinese message: the reply is preceded by a "language" frame with the widget's words in Chinese, and
+    the visitor's next session opens in Chinese."""
+    with override_settings(LLM_MODEL="offline/policy", CHAT_BURST_WINDOW_SECONDS=0):
+        comm, session = await open_chat(school.slug)
+        assert "language" not in session  # a new visitor: the widget's own English
+        await send_message(comm, "Hi 你好", "z-1")
+        frames = await frames_until(comm, reply_count(1), timeout=30)
+        told = [f for f in frames if f["type"] == "language"]
+        assert told and told[-1]["language"] == "zh-hans"
+        assert told[-1]["texts"]["Type your message…"] == "请输入您的信息…"
+        assert frames.index(told[-1]) < frames.index(replies(frames)[0])
+        await comm.disconnect()
+        comm, again = await open_chat(school.slug, session["visitor_token"])
+        assert again["language"] == "zh-hans" and again["texts"]["Send message"] == "发送信息"
+        await comm.disconnect()

@@ -66,7 +66,7 @@ def test_booking_fills_the_contact_and_creates_child_deal_and_activity(school, b
     assert activity.tour_booking == booking and booking.activity == activity
     assert activity.due_at == booking.starts_at
     assert activity.duration_minutes == 60
-    assert activity.subject == f"School tour: Ana ({booking.reference})"
+    assert activity.subject == f"School tour: Ana (4) ({booking.reference})"
     assert activity.note == "Needs lift access"
     assert not activity.done
 
@@ -131,23 +131,23 @@ def test_a_preferred_name_already_given_is_kept(school, contact, tuesday, now):
 
 
 def test_reschedule_moves_the_activity_and_the_context(school, contact, tuesday, now):
-    old = book(school, contact, tuesday, NINE, now=now)
-    activity = old.activity
+    booking = book(school, contact, tuesday, NINE, now=now)
+    activity = booking.activity
     wednesday = tuesday + dt.timedelta(days=1)
-    new = reschedule(booking=old, new_date=wednesday, new_time=TWO, now=now)
+    moved = reschedule(booking=booking, new_date=wednesday, new_time=TWO, now=now)
 
     activity.refresh_from_db()
-    assert activity.tour_booking == new
-    assert activity.due_at == new.starts_at
-    assert activity.subject == f"School tour: Ana ({new.reference})"
-    assert activity.note.endswith(f"Moved from {old.reference}.")
+    assert activity.tour_booking == moved and moved.reference == booking.reference
+    assert activity.due_at == moved.starts_at
+    assert activity.subject == f"School tour: Ana (4) ({booking.reference})"
+    was = dt.datetime.combine(tuesday, NINE)
+    assert activity.note.endswith(f"Moved from {was:%a %d %b %Y %H:%M}.")
     assert not activity.done
-    assert not Activity.objects.filter(tour_booking=old).exists()
     assert Activity.objects.filter(contact=contact).count() == 1
 
     context = context_of(contact)
     assert (context["tour_booking_id"], context["tour_scheduled_date"], context["tour_scheduled_time"]) == (
-        new.reference, wednesday.isoformat(), "14:00",
+        booking.reference, wednesday.isoformat(), "14:00",
     )
     assert context["tour_status"] == "scheduled"
 

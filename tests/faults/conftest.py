@@ -18,10 +18,9 @@ import redis
 from django.db import connection
 from django.test import override_settings
 
-from chatbot.bench.models import register
 from chatbot.models import Message
 from config.redis import reset_clients
-from tests.chatbot.scripted_model import ScriptedModel
+from tests.chatbot.scripted_model import ScriptedModel, register
 from tests.integrations.conftest import (  # noqa: F401 (fixtures reused by the drills)
     chatwoot,
     echo_model,

@@ -14,9 +14,9 @@ from django.test import override_settings
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
-from chatbot.bench.models import register
 from chatbot.channels import worker as agent_worker
 from chatbot.models import Conversation, Message
+from tests.chatbot.scripted_model import register
 from tests.integrations.fakes import FakeChatwoot, FakePipedrive, FakeWhatsApp, start_server
 
 SECRET = "hook-secret"

@@ -110,7 +110,7 @@ def test_a_booking_creates_person_deal_tour_activity_and_note(school, parent, pi
     assert deal == {"id": deal["id"], "title": "Admission enquiry: Tom (Mei Lin Tan)", "person_id": person["id"]}
     utc = booking.starts_at.astimezone(dt.UTC)
     assert activity == {
-        "id": activity["id"], "subject": f"School tour: Tom ({booking.reference})", "type": "meeting",
+        "id": activity["id"], "subject": f"School tour: Tom (5) ({booking.reference})", "type": "meeting",
         "deal_id": deal["id"], "participants": [{"person_id": person["id"], "primary": True}],
         "note": "Wheelchair access please", "done": False, "busy": True,
         "due_date": utc.date().isoformat(), "due_time": "01:00:00", "duration": "01:00:00",
@@ -135,13 +135,14 @@ def test_an_existing_person_is_found_not_duplicated(school, parent, pipedrive, n
 def test_reschedule_and_cancel_update_the_same_activity(school, parent, pipedrive, next_weekday):
     booking = book(school, parent, next_weekday(school, TUESDAY))
     [activity_id] = pipedrive.activities
+    was = booking.local_start
     moved = bookings.reschedule_tour(booking=booking, new_date=next_weekday(school, THURSDAY),
                                      new_time=dt.time(14))
     patch = pipedrive.calls("PATCH", f"/api/v2/activities/{activity_id}")[-1].json
     utc = moved.starts_at.astimezone(dt.UTC)
-    assert patch["subject"] == f"School tour: Tom ({moved.reference})"
+    assert patch["subject"] == f"School tour: Tom (5) ({booking.reference})" and moved.reference == booking.reference
     assert (patch["due_date"], patch["due_time"]) == (utc.date().isoformat(), "06:00:00")
-    assert f"Moved from {booking.reference}." in patch["note"]
+    assert f"Moved from {was:%a %d %b %Y %H:%M}." in patch["note"]
 
     bookings.cancel_tour(booking=moved, reason="Chose another school")
     patch = pipedrive.calls("PATCH", f"/api/v2/activities/{activity_id}")[-1].json

@@ -340,6 +340,25 @@ def test_two_failed_turns_in_a_row_hand_off(client, school, chatwoot, turns, set
     assert chatwoot.status["123"] == "open"
 
 
+def test_a_reply_that_only_reads_like_giving_up_is_not_a_failed_turn(school):
+    """Giving up is marked in the reply's data by the loop; the words alone (a model may say them) are not."""
+    from chatbot import handoff
+    from chatbot.agent.loop import GIVE_UP_TEXT
+    from tests.factories import ContactFactory, ConversationFactory, MessageFactory
+
+    conversation = ConversationFactory(school=school, contact=ContactFactory(school=school), channel="chatwoot")
+    parent = MessageFactory(conversation=conversation, role="user", text="hi")
+    for _ in range(2):
+        MessageFactory(conversation=conversation, role="assistant", text=GIVE_UP_TEXT, payload={"blocks": []})
+    assert not handoff.hand_off_after_failures(parent.pk)
+    assert Conversation.objects.get(pk=conversation.pk).status == Conversation.Status.ACTIVE
+
+    MessageFactory(conversation=conversation, role="assistant", text="Sorry.", payload={"blocks": [], "gave_up": True})
+    MessageFactory(conversation=conversation, role="assistant", text="Sorry again.",
+                   payload={"blocks": [], "gave_up": True})
+    assert handoff.hand_off_after_failures(parent.pk)
+
+
 # --- faults: retries, refusals, dead letters, a task that dies mid-way ---------------------------------------
 def test_chatwoot_500_then_200_delivers_the_reply_once(client, school, chatwoot, echo_model, turns):
     chatwoot.fail_next = [("POST", MESSAGES, 500)]

@@ -69,9 +69,10 @@ def test_the_link_moves_the_booking_and_still_works_afterwards(client, booking):
     path = manage_path(booking.reference)
     new = next(s for s in services.next_open_slots(booking.school) if s.starts_at != booking.starts_at)
     client.post(path, {"action": "reschedule", "slot": new.starts_at.isoformat()})
-    moved = TourBooking.objects.get(replaces=booking)
+    moved = TourBooking.objects.get(pk=booking.pk)
     assert moved.starts_at == new.starts_at and moved.status == TourBooking.Status.SCHEDULED
-    assert moved.reference in client.get(path).text, "the old link follows the booking to its new time"
+    assert moved.reference == booking.reference and moved.moves.count() == 1
+    assert moved.reference in client.get(path).text, "the link follows the booking to its new time"
 
 
 def test_a_forged_altered_or_expired_link_shows_nothing(client, booking, settings, monkeypatch):

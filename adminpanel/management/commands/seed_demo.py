@@ -31,6 +31,7 @@ from adminpanel.desk import DEFAULT_DAYS
 from bookings import services as bookings
 from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking
 from chatbot.models import FaqEntry
+from chatbot.services import save_faq_translations
 from crm.services import find_or_create_contact
 
 BASE_URL = "http://127.0.0.1:8000"  # what `manage.py runserver` and `make run` serve by default
@@ -48,13 +49,16 @@ GROUP_PERMISSIONS = {
     },
     "Admissions": {  # the desk (tours, callbacks), the FAQ, contacts; reads conversations without rating them
         "bookings": {"tourbooking": ALL, "callbackrequest": ALL, "schoolclosure": ALL, "tourslot": ("view",),
-                     "school": ("view",)},
+                     "school": ("view",), "bookingchild": ("view",), "tourbookingmove": ("view",)},
         "chatbot": {"faqentry": ALL, "conversation": ("view",), "message": ("view",), "reasoningstep": ("view",),
                     "reviewscenario": ("view",), "reviewscenarioresult": ("view",)},
         "crm": {"contact": ALL, "child": ALL, "deal": ALL, "activity": ALL},
     },
 }
 # username, group, superuser
+# The family whose next tour `make run` reminds at start-up (a web-chat parent: the reminder is an e-mail).
+REMINDER_DEMO_FAMILY = {"parent_name": "Grace Lim", "parent_phone": "+6591230099",
+                        "parent_email": "grace.lim@example.com", "child_name": "Ethan", "child_age": 5}
 DEMO_USERS = (("admin", None, True), ("reviewer", "Reviewer", False), ("admissions", "Admissions", False))
 
 
@@ -80,6 +84,7 @@ class Command(BaseCommand):
             users = self.seed_users(password, groups, reset_password)
             for school, spec in zip(schools, demo_content.SCHOOLS, strict=True):
                 self.seed_examples(school, spec)
+            self.seed_reminder_demo(schools)
         self.print_summary(schools, users, password, base_url)
 
     # --- schools -----------------------------------------------------------------
@@ -119,8 +124,9 @@ class Command(BaseCommand):
     def seed_faqs(self, school: School | None, entries: list[dict], shared: list[dict]) -> None:
         questions = {entry["key"]: entry["question"] for entry in [*entries, *shared]}
         created = 0
+        translated = 0
         for entry in entries:
-            _, new = FaqEntry.objects.get_or_create(
+            faq_entry, new = FaqEntry.objects.get_or_create(
                 school=school,
                 question=entry["question"],
                 defaults={
@@ -130,7 +136,8 @@ class Command(BaseCommand):
                 },
             )
             created += new
-        self.progress(f"  FAQ entries: {len(entries)} ({created} created)")
+            translated += save_faq_translations(faq_entry, entry.get("translations", {}))
+        self.progress(f"  FAQ entries: {len(entries)} ({created} created, {translated} new translations)")
 
     def seed_global_faqs(self) -> None:
         self.progress("Entries for every school:")
@@ -246,6 +253,47 @@ class Command(BaseCommand):
                     continue
                 self.progress(f"{school.slug}: {moving.reference} moved to {at:%H:%M} as {moved.reference}")
                 break
+
+    def seed_reminder_demo(self, schools: list[School]) -> None:
+        """A family booked (a day ago) on the next open tour of the demo schools, so that `make run`'s embedded
+        scheduler sends its reminder (an e-mail, printed by the console backend) within a minute when that
+        tour is within a day. One at a time: a later run books another once it has passed."""
+        now = timezone.now()
+        if TourBooking.objects.filter(parent_email=REMINDER_DEMO_FAMILY["parent_email"], starts_at__gt=now,
+                                      status=TourBooking.Status.SCHEDULED).exists():
+            return
+        candidates = [(starts_at, school) for school in schools if (starts_at := self.next_open_tour(school, now))]
+        if not candidates:
+            return
+        starts_at, school = min(candidates, key=lambda pair: pair[0])
+        local = starts_at.astimezone(school.tz)
+        booked_when = min(now, starts_at - dt.timedelta(hours=school.min_notice_hours + 24))
+        contact = find_or_create_contact(school=school, phone=REMINDER_DEMO_FAMILY["parent_phone"],
+                                         email=REMINDER_DEMO_FAMILY["parent_email"],
+                                         name=REMINDER_DEMO_FAMILY["parent_name"])
+        try:
+            booking = bookings.book_tour(school=school, contact=contact, local_date=local.date(),
+                                         local_time=local.time(), now=booked_when, **REMINDER_DEMO_FAMILY)
+        except bookings.BookingError as exc:
+            self.progress(self.style.WARNING(f"{school.slug}: reminder demo booking refused: {exc.message}"))
+            return
+        TourBooking.objects.filter(pk=booking.pk).update(created_at=booked_when)  # booked then, as `now` says
+        due = "due now" if starts_at - now <= dt.timedelta(hours=24) else "sent a day before it"
+        self.progress(f"{school.slug}: demo tour {booking.reference} on {bookings.describe_date(local.date())} at "
+                      f"{local:%H:%M}, its reminder is {due}")
+
+    @staticmethod
+    def next_open_tour(school: School, now: dt.datetime) -> dt.datetime | None:
+        """The school's next tour start (an open day, a tour time, a seat left) from a few minutes from now."""
+        today = bookings.local_now(school, now).date()
+        for day in (today + dt.timedelta(days=n) for n in range(8)):
+            starts = [dt.datetime.combine(day, at, school.tz) for at in bookings.tour_times(school)]
+            open_starts = {slot.starts_at for slot in bookings.available_slots(
+                school, day, day, now=min(starts) - dt.timedelta(hours=school.min_notice_hours + 24))}
+            later = sorted(s for s in open_starts if s > now + dt.timedelta(minutes=5))
+            if later:
+                return later[0]
+        return None
 
     def seed_callbacks(self, school: School, spec: dict, today: dt.date) -> None:
         for request in spec["callbacks"]:

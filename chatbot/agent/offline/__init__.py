@@ -1,20 +1,18 @@
-"""The offline policy model `offline/policy`: a deterministic dialogue policy served through litellm.
+"""The offline policy model `offline/policy`: a deterministic dialogue policy behind the model interface.
 
-`register()` makes `litellm.acompletion(model="offline/policy", messages=..., tools=...)`
-answer from the policy; call it once at import of the model layer (calling it
-again changes nothing).
+The agent loop calls it directly (`chatbot.agent.model` -> `provider.complete`), without litellm.
+`register()` also makes `litellm.acompletion(model="offline/policy", messages=..., tools=...)`
+answer from the policy, for code that calls litellm itself (calling it again changes nothing).
 """
-
-import litellm
 
 PROVIDER = "offline"
 
 
 def register() -> None:
-    """Add the offline provider to litellm's custom providers (idempotent) and warm the date parser."""
-    from chatbot.agent.offline.provider import OfflinePolicy
-    from chatbot.agent.offline.when import warm_up
+    """Add the offline provider to litellm's custom providers (idempotent)."""
+    import litellm
+
+    from chatbot.agent.offline.via_litellm import OfflinePolicy
 
     if not any(item.get("provider") == PROVIDER for item in litellm.custom_provider_map):
         litellm.custom_provider_map.append({"provider": PROVIDER, "custom_handler": OfflinePolicy()})
-    warm_up()

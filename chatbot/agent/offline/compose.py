@@ -7,6 +7,7 @@ greeting, corrections, FAQ answers, the task itself, then thanks or goodbye.
 from typing import TYPE_CHECKING
 
 from chatbot.agent.offline import replies
+from chatbot.agent.offline.reply_markers import read_back_in
 from chatbot.agent.offline.understanding import WHEN_FIELDS
 
 if TYPE_CHECKING:
@@ -33,8 +34,30 @@ def _choice_problem(turn: "Turn") -> str:
     return ""
 
 
+def _open_days(turn: "Turn") -> str:
+    result = _last(turn, "check_open_days")
+    if not result:
+        return ""
+    if result.get("status") != "success":
+        return replies.no_open_days()
+    return replies.open_days(result["open_days"], turn.today)
+
+
+def _book_open_day(turn: "Turn", result: dict | None) -> str:
+    listed = _open_days(turn)
+    if not result or result.get("status") != "missing_fields":
+        return listed
+    personal = [str(m) for m in result.get("missing") or [] if m not in WHEN_FIELDS]
+    question = replies.ask_for(personal, turn.relation, str(turn.facts.get("child_name") or ""))
+    if not question and "preferred_date" in (result.get("missing") or []):
+        question = replies.which_open_day()
+    return replies.join([listed, question])
+
+
 def _book(turn: "Turn") -> str:
     result = _last(turn, "book_tour")
+    if turn.open_day and not (result and result.get("status") in ("success", "confirm", "error")):
+        return _book_open_day(turn, result)
     if result and result.get("status") == "success":
         return replies.booking_confirmed(result, turn.today)
     if result and result.get("status") == "confirm":
@@ -49,11 +72,14 @@ def _book(turn: "Turn") -> str:
     offered = _availability(turn)
     if result and result.get("status") == "missing_fields" and result.get("options"):
         offered = replies.options(result["options"], turn.today)
+    who = replies.join_names([str(c["name"]) for c in turn.family if c.get("name")]) if turn.several else str(
+        facts.get("child_name") or "")
     if turn.starting and not offered:
-        pieces.append(replies.start_booking(turn.relation, str(facts.get("child_name") or ""), turn.another))
+        pieces.append(replies.start_booking(turn.relation, who, turn.another))
     else:  # every detail given is acknowledged
         known = turn.conv.collected
-        pieces.append(replies.noted_details({k: v for k, v in turn.reading.facts.items() if known.get(k) != v}))
+        pieces.append(replies.noted_details({k: v for k, v in turn.reading.facts.items() if known.get(k) != v},
+                                            turn.reading.children))
     if result and result.get("status") == "missing_fields":
         missing = [str(m) for m in result.get("missing") or []]
     else:
@@ -64,12 +90,15 @@ def _book(turn: "Turn") -> str:
         pieces.append(offered)
     elif personal and date and time:  # the parent just named the slot
         pieces.append(replies.booking_pending(date, time, turn.today))
-    if personal:
-        question = replies.ask_for(personal, turn.relation, str(facts.get("child_name") or ""))
-        pieces.append(f"Also: {question[0].lower()}{question[1:]}" if offered and question else question)
+    if personal and turn.offers_known_family:
+        pieces.append(replies.family_again(turn.conv.known_children))
+    elif personal:
+        question = (replies.ask_family(turn.family, turn.family_size, personal) if turn.several
+                    else replies.ask_for(personal, turn.relation, str(facts.get("child_name") or "")))
+        pieces.append(replies.also(question) if offered else question)
     elif not offered and missing:
         pieces.append(replies.ask_when())
-    return " ".join(p for p in pieces if p)
+    return replies.join(pieces)
 
 
 def _manage_result(turn: "Turn", action: str) -> str:
@@ -93,7 +122,7 @@ def _manage_result(turn: "Turn", action: str) -> str:
         return replies.options(result["options"], turn.today)
     if status == "missing_fields":
         tour, _ = turn.target_tour
-        return _availability(turn, " instead") or replies.ask_new_slot(tour, turn.today)
+        return _availability(turn, "instead") or replies.ask_new_slot(tour, turn.today)
     return replies.manage_error(result, action, turn.today)
 
 
@@ -107,9 +136,9 @@ def _manage(turn: "Turn", action: str) -> str:
     problem = _choice_problem(turn)
     if problem:
         return problem
-    offered = _availability(turn, " instead")
+    offered = _availability(turn, "instead")
     if offered and tour and tour.get("date") and turn.starting:
-        return f"{replies.moving(tour, turn.today)} {offered}"
+        return replies.join([replies.moving(tour, turn.today), offered])
     return offered or replies.ask_new_slot(tour, turn.today)
 
 
@@ -118,7 +147,7 @@ def _callback(turn: "Turn") -> str:
     if result and result.get("status") == "success":
         return replies.callback_done(result, turn.today)
     if result and result.get("status") == "error":
-        return str(result.get("message") or "Sorry, I couldn't arrange the call back.")
+        return str(result.get("message") or replies.callback_failed())
     if result:
         missing = [str(m) for m in result.get("missing") or []]
     else:
@@ -126,9 +155,33 @@ def _callback(turn: "Turn") -> str:
     return replies.ask_callback(missing, first=turn.starting) if missing else ""
 
 
+def _waitlist(turn: "Turn") -> str:
+    result = _last(turn, "join_waitlist") or {}
+    if result.get("status") == "success":
+        return replies.waitlisted(result, turn.today)
+    if result.get("status") == "missing_fields":
+        missing = [str(m) for m in result.get("missing") or []]
+        personal = [m for m in missing if m not in WHEN_FIELDS]
+        if personal:
+            return replies.ask_for(personal, turn.relation, str(turn.facts.get("child_name") or ""))
+        return replies.ask_waitlist_tour()
+    return replies.tool_error(result, turn.today) if result else ""
+
+
+def _seat_offer(turn: "Turn") -> str:
+    result = _last(turn, "answer_seat_offer") or {}
+    if result.get("status") == "success" and result.get("action") == "declined":
+        return replies.seat_declined()
+    if result.get("status") == "success":
+        return replies.booking_confirmed(result, turn.today)
+    if result.get("status") == "confirm":
+        return replies.read_back_booking(result, turn.today)
+    return str(result.get("message") or "")
+
+
 def _main(turn: "Turn") -> str:
     """The text of the turn's flow, then of the flow asked for after it."""
-    return " ".join(filter(None, [_flow(turn, turn.flow), _flow(turn, turn.then)]))
+    return replies.join([_flow(turn, turn.flow), _flow(turn, turn.then)])
 
 
 def _flow(turn: "Turn", flow: str) -> str:
@@ -138,10 +191,16 @@ def _flow(turn: "Turn", flow: str) -> str:
         return _manage(turn, flow)
     if flow == "callback":
         return _callback(turn)
+    if flow == "waitlist":
+        return _waitlist(turn)
+    if flow == "open_days":
+        return _open_days(turn)
+    if flow in ("accept_offer", "decline_offer"):
+        return _seat_offer(turn)
     if flow == "my_tour":
         return replies.tours_summary(turn.conv.upcoming_tours, turn.today)
     if flow == "keep":
-        return f"{replies.kept_booking()} Is there anything else I can help with?"
+        return replies.kept_booking_more()
     if flow == "drop":
         return replies.nothing_booked()
     return ""
@@ -183,12 +242,12 @@ def compose(turn: "Turn") -> str:
     elif "no" in reading.intents:
         parts.append(replies.no_problem())
     elif "help" in reading.intents and not parts:
-        parts.append(f"{replies.CAPABILITIES} What would you like to do?")
+        parts.append(replies.help_text())
     elif "yes" in reading.intents and not parts:
         parts.append(replies.anything_else())
     elif reading.facts.keys() & {"parent_name", "parent_phone"} and not parts:
         parts.append(replies.noted(name))
-    unconfirmed = replies.unconfirmed(turn.previous) if "read_back" in turn.asked and not main else ""
+    unconfirmed = replies.unconfirmed(read_back_in(turn.previous)) if "read_back" in turn.asked and not main else ""
     if unconfirmed and reading.intents & {"bye", "thanks"}:  # never let a parent leave thinking it is done
         parts.append(unconfirmed)
     elif "bye" in reading.intents:
@@ -197,4 +256,4 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.thanks(name))
     if not [p for p in parts if p != replies.hello(name)]:
         parts.append(replies.not_understood())
-    return " ".join(p for p in parts if p)
+    return replies.join(parts)

@@ -37,12 +37,34 @@ class Conversation:
     history: list[dict]  # earlier turns: {"role": "user"|"assistant", "content": str}
     turn_texts: list[str]  # this turn's parent messages, in order
     steps: list[ToolStep] = field(default_factory=list)
+    language: str = "en"  # the language to answer in (LANGUAGE)
     cycles: int = 0  # assistant tool-call messages already sent this turn
 
     @property
     def collected(self) -> dict:
+        """ACTIVE_TASK.collected; a booking for one child reads as child_name / child_age, one for several keeps
+        its `children` list."""
         value = self.task.get("collected")
-        return value if isinstance(value, dict) else {}
+        if not isinstance(value, dict):
+            return {}
+        children = [c for c in value.get("children") or [] if isinstance(c, dict)]
+        flat = {k: v for k, v in value.items() if k != "children"}
+        if len(children) == 1:
+            flat.update({f"child_{key}": children[0][key] for key in ("name", "age")
+                         if children[0].get(key) not in (None, "")})
+        elif children:
+            flat["children"] = children
+        return flat
+
+    @property
+    def known_children(self) -> tuple[dict, ...]:
+        """CONTACT.children ("Leo (6)", "Mia") as {"name", "age"?}: the family's children in the CRM."""
+        found = []
+        for label in self.contact.get("children") or []:
+            name, _, age = str(label).partition(" (")
+            age = age.rstrip(")")
+            found.append({"name": name, **({"age": int(age)} if age.isdigit() else {})})
+        return tuple(found)
 
     @property
     def slots_shown(self) -> list[dict]:
@@ -200,4 +222,5 @@ def read(messages: list[dict]) -> Conversation:
         turn_texts=turn_texts,
         steps=steps,
         cycles=cycles,
+        language=facts.get("LANGUAGE") or "en",
     )

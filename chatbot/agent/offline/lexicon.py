@@ -37,8 +37,10 @@ BOOK = _rx(
     rf"|could (?:i|we)|may (?:i|we)|arrange|schedule|plan)\b[^.?!]*\b{_TOUR}"
     rf"|^\s*{_TOUR}\s*(?:please|pls)?\s*[.!?]*\s*$"
     r"|\b(?:a |the )?(?:campus |school )?(?:tour|visit)\s+(?:for|on|please|pls|next|this|tomorrow)\b"
+    rf"|\b{_TOUR}\b[^.?!]*\b(?:i|we) (?:want|would like)\W*$"  # the wish said last, as Tamil does
+    rf"|\bcan\s+{_TOUR}"  # "can visit Thursday?", "can come by?" (Singapore English, Malay "boleh datang")
 )
-ANOTHER = _rx(r"\b(?:another|second|other|younger|youngest|older|eldest|elder|twin|one more)\b")
+ANOTHER = _rx(r"\b(?:another|second|other|younger|youngest|older|eldest|elder|one more)\b")
 RESCHEDULE = _rx(
     r"\b(?:re-?schedul\w*|postpone\w*|push (?:it|my tour|the tour) back|bring (?:it )?forward|move (?:it|T-)"
     r"|(?:move|shift|change) (?:one of )?(?:my|our|the) (?:tour|booking|visit|appointment)"
@@ -67,8 +69,16 @@ YES = _rx(  # also what the tools take as a yes to a read-back (chatbot.agent.co
     r"|definitely|of course|go ahead|please do|please go ahead|do it|book it|perfect|great|lovely|fine|right|please"
     r"|(?:that|it)(?:'s|'ll| is| will| would)?(?: be)? (?:right|correct|perfect|great|good)"
     r"|that(?:'s|'ll| is| will| would)?(?: be)? (?:fine|ok|okay)"
-    r"|(?:that |it )?(?:sounds?|looks?|works?)(?: (?:good|great|perfect|fine|right|for me))?|works for me)\b"
+    r"|(?:that |it )?(?:sounds?|looks?|works?)(?: (?:good|great|perfect|fine|right|for me))?|works for me"
+    r"|(?:i|we)(?:'?ll| will| would like to) take (?:it|that|the (?:seat|place|spot|one)))\b"
+    r"|^\W*can(?:\s+(?:can|lah|la|ah))?\W*$"  # Singapore English: a bare "can!" is a yes
 )
+WAITLIST = _rx(  # joining a full tour's waitlist; "let me know if someone cancels" is no cancellation
+    r"\bwait(?:ing)?[- ]?list|\b(?:put|add|pop) (?:me|us|my \w+|our \w+) (?:on|in|down)\b[^.?!]*\b(?:list|queue)\b"
+    r"|\b(?:let (?:me|us) know|tell (?:me|us)|notify (?:me|us)|message (?:me|us)) (?:if|when) "
+    r"(?:a |one |any )?(?:seat|place|spot|space|someone|somebody|anyone|one)\b"
+)
+OPEN_DAY = _rx(r"\bopen (?:days?|house|morning|evening|afternoon)s?\b|\bopen-days?\b")
 NO = _rx(r"^\s*(?:no|nope|nah|not now|no thanks|no thank you|not really|maybe later)\b")
 HELP = _rx(r"\b(?:what can you do|how does this work|what do you do|what can you help)\b|^\s*help\b")
 INJECTION = _rx(
@@ -144,7 +154,11 @@ EMAIL = _rx(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 BOOKING_REF = _rx(r"\bT-[A-Z0-9]{4,12}\b")
 PHONE_LIKE = re.compile(r"\+?\d[\d\s-]{5,}\d")
 REASON = _rx(r"\b(?:because|since|due to|reason(?: is)?:?|as (?=we|i|my|our|the))\s*(.{3,})")
-NO_REASON = _rx(r"(?:please|pls|thanks?|thank you)")
+NO_REASON = _rx(  # what follows "cancel it," that is no reason: fillers, politeness, a yes
+    r"(?:\W*(?:please|pls|plz|thanks?|thank you|thx|ty|sorry|so sorry|very sorry|apologies|yes|yeah|yep|ok|okay"
+    r"|asap|now|right now|today|then|lah|ya|sure|for me|for us|the tour|the booking|it|that|about that"
+    r"|for the (?:trouble|inconvenience|hassle))\W*)+"
+)
 TOPIC = _rx(r"\b(?:about|regarding|re:|concerning|to discuss)\s+(?:the |your |our )?([^?.!,;]{2,80})")
 TOPIC_TAIL = _rx(r"\s+(?:please|pls|thanks?)$")
 CALL_TIME = _rx(
@@ -169,7 +183,7 @@ HOUR_ONLY = _rx(r"^\D*?\b(\d{1,2})\b(?!\s*(?:years?|yrs?|y/?o|yo|kids?|children|
 
 # --- names and ages ------------------------------------------------------------------------------------------------
 
-_NAME = r"[A-Za-z][A-Za-z'-]*"
+_NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # Latin, Chinese or Tamil letters
 _NAMES = rf"{_NAME}(?:\s+{_NAME}){{0,2}}"
 _CHILD = r"(?:son|daughter|boy|girl|child|kid|toddler|little one)"
 PARENT_NAME = [
@@ -188,7 +202,47 @@ CHILD_NAME = [
     _rx(rf"^\s*({_NAME})\s*,?\s+(?:he|she)(?:'s| is)\s+\d"),
     _rx(rf"(?:^|[.!?]\s+)({_NAME}) is \d{{1,2}}\b(?!\s*(?:am|pm|:|/|\.\d))"),  # "Mia is 5."
     _rx(rf"\b({_NAME})'s (?:mum|mom|mother|dad|father|parent)\b"),
+    _rx(rf"\b(?:mum|mom|mother|dad|father|parent) of\s+({_NAME})"),
 ]
+# --- several children in one booking ("my twins, Leo and Mia", "Sam (6) and Ella (3)", "and her brother Max, 4")
+
+_CAP = r"[A-Z][a-z'-]+"
+AND_WORDS = ("and", "&", "+", "n")  # "Leo n Mia", "Leo + Mia": how parents type "and"
+_AND = "(?:" + "|".join(map(re.escape, AND_WORDS)) + ")"
+_KIDS = r"(?:kids|children|boys|girls|sons|daughters|little ones|ones|twins|triplets)"
+GROUP_SIZES = {"twins": 2, "twin": 2, "triplets": 3}  # a group word and how many children it is
+GROUP = _rx(r"\b(" + "|".join(GROUP_SIZES) + r")\b")
+CHILD_COUNT = _rx(rf"\b([2-9])\s+(?:(?:little|young|small)\s+)?{_KIDS}\b")  # "my two boys" (words are digits by now)
+CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|both|brother|sister|siblings?|for|named|called|names are|they(?:'re| are))\b")
+# "Leo and Mia", "Leo, Mia and Sam": capitalised names joined by commas and a final and/&
+NAME_LIST = re.compile(rf"\b{_CAP}(?:\s*,\s*{_CAP})*\s*,?\s+(?i:{_AND})\s+{_CAP}\b")
+CAP_NAME = re.compile(rf"\b{_CAP}\b")
+# the same in lower case, only right after a word for children: "my twins leo and mia"
+LOWER_NAME_LIST = _rx(rf"\b{_KIDS}\s*(?:,|:|-|are|called|named)?\s*([a-z][a-z'-]+)\s+{_AND}\s+([a-z][a-z'-]+)\b")
+# a name with its age: "Sam (6)", "Mia, 4", "Aiden is 7", "Chloe who's 4", "Max aged 2", "Leo 5yo"
+NAME_AGE = re.compile(
+    rf"\b({_CAP})\s*(?:\(\s*|,\s*|\s+(?:(?i:is|'s|who is|who's|aged?|age|just turned)\s+)?)(\d{{1,2}})"
+    rf"(?:\s*(?i:years?|yrs?|y/?o|yo))?\b(?!\s*(?i:am|pm|:|/|\.\d|st|nd|rd|th)\b)"
+    rf"(?!\s*(?:,\s*\d|(?i:{_AND})\s+\d))"  # "Leo and Mia, 5 and 3": the ages of a list (AGE_LIST), not Mia's
+)
+# between a child's name (one the concierge asked about, in any case) and their age: "chloe just turned 4"
+NAME_TO_AGE = r"(?:'s)?\s*(?:is|'s|,|just turned|turned|aged?|who is|who's|will be)?\s*(\d{1,2})\b"
+# ages for the children in the order named: "they're 5 and 3", "aged 6 and 4", "5 and 3 years old"
+AGE_LIST = _rx(
+    r"(?:\b(?:they(?:'re| are)|aged?|ages|who are|are)\s+|^\W*|(?<=[A-Za-z]),\s*)"
+    rf"(\d{{1,2}})((?:\s*,\s*\d{{1,2}})*)\s*,?\s+{_AND}\s+(\d{{1,2}})\b(?!\s*(?:am|pm|:|/|\.\d)\b)"
+)
+SAME_AGE = _rx(
+    r"\b(?:both|all|they(?:'re| are)(?: both| all)?|each)\s+(?:are\s+|aged?\s+)?(\d{1,2})\b(?!\s*(?:am|pm|:|/))"
+)
+# one more child, said on its own: "and her brother Max, 4", "also my daughter Zoe", "his sister too"
+ADDS_CHILD = _rx(
+    r"\b(?:brother|sister|sibling)\b|^\W*(?:and|also|plus|oh and|oh,? and)\b[^.?!]*\b(?:son|daughter|boy|girl|child"
+    r"|kid|baby|toddler|little one)\b|\b(?:too|as well)\W*$"
+)
+SIBLING_NAME = _rx(rf"\b(?:brother|sister|sibling|son|daughter|boy|girl|baby|toddler)\s*,?\s+(?-i:({_CAP}))")
+# "How old is Mia?" / "How old are Leo and Mia?": the children a reply asked about
+ASKED_AGE_OF = re.compile(rf"\b[Hh]ow old (?:is|are) ({_CAP}(?:(?:\s*,\s*|\s+and\s+){_CAP})*)")
 LEADING_NAME = re.compile(r"[,(.!?;:]")
 NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)({_NAME}(?:\s+{_NAME})?)[\s,:(-]*$")
 NOT_TIME = r"(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b)"
@@ -239,7 +293,8 @@ _NOT_A_NAME = """
     one two three four five six seven eight nine ten first second third last another other younger older
     cancel reschedule move change call callback do does did have has had get got make made meant mean
     well doing where what when which who why how phone number mobile email e-mail contact tel
-    btw lah leh lor ah mah la bah ya yah pls plz thx tks fyi ok ok. anyway though too
+    btw lah leh lor ah mah la bah ya yah pls plz thx tks fyi ok ok. anyway though too oh uh um erm hmm
+    school campus class kindergarten preschool tour lessons see bring look je
 """
 TITLES = frozenset(["mr", "mrs", "ms", "miss", "mdm", "madam", "dr", "prof", "mr.", "mrs.", "ms.", "dr.", "prof."])
 NOT_A_NAME = frozenset(_NOT_A_NAME.split())
@@ -250,7 +305,10 @@ REPLY_ASKS = {
     "parent_name": _rx(r"\byour (?:full )?name\b|\bmay i have your name\b|\bwho am i speaking"),
     "parent_phone": _rx(r"\bphone\b|\bmobile\b|\bcontact number\b|\bnumber (?:we|i) can\b"),
     "parent_email": _rx(r"\be-?mail\b"),
-    "child_name": _rx(r"\b(?:child|son|daughter|kid)'s name\b|\bname of your (?:child|son|daughter)\b"),
+    "child_name": _rx(r"\b(?:child|son|daughter|kid)'s name\b|\bname of your (?:child|son|daughter)\b"
+                      r"|\bwhat are (?:their|the \w+'s?|your \w+'s?) names\b|\bother (?:child|one)'s name\b"
+                      r"|\bnames of the other\b"),
+    "family_again": _rx(r"\bagain\b[^.?!]*\bor for someone else\?"),
     "child_age": _rx(r"\bhow old\b|\bage\b"),
     "when": _rx(r"\bwhich (?:day|date|slot|one)\b|\bwhat (?:day|date|time)\b|\bwhen would\b|\bsuits? you\b"),
     "call_time": _rx(
@@ -260,6 +318,8 @@ REPLY_ASKS = {
     "read_back": _rx(r"\bjust to check\b"),
     "propose_first": _rx(r"\bthe soonest is\b"),
     "confirm_cancel": _rx(r"\bcancel it\?"),
+    "seat_offer": _rx(r"\bi'm holding it for\b"),  # chatbot.outreach.offer_text
+    "offer_waitlist": _rx(r"\bput you on its waitlist\?"),
     "offer_book": _rx(r"\b(?:like|want) (?:me )?to book\b|\bshall i book\b|\bbook (?:one|a tour)\?"),
     "offer_callback": _rx(r"\bcall you back\b|\bcallback\?|\bcall back\?"),
     "reschedule": _rx(r"\bmove (?:your|the|it)\b|\bto move\b|\breschedul"),

@@ -12,17 +12,22 @@ CONTACT.upcoming_tours, and the texts of earlier turns.
 import datetime as dt
 import re
 from dataclasses import dataclass, field, replace
+from difflib import SequenceMatcher
 from functools import cached_property
+
+from django.utils import translation
 
 from bookings.intake import REQUIRED, Intake, part_of_day
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
-from chatbot.agent.offline.lexicon import BOOKING_REF
+from chatbot.agent.offline.lexicon import BOOKING_REF, NO, YES
+from chatbot.agent.offline.reply_markers import asked_in, endings, options_in
 from chatbot.agent.offline.understanding import (
     WHEN_FIELDS,
     Hints,
     Reading,
-    asked_in,
+    asked_ages_of,
+    merge_children,
     read_message,
     region_for,
     understand,
@@ -30,7 +35,7 @@ from chatbot.agent.offline.understanding import (
 from chatbot.agent.offline.when import When
 
 MAX_CYCLES = 5  # the loop's limit; the last cycle is always an answer
-CHILD_FIELDS = ("child_name", "child_age", "preferred_date", "preferred_time", "special_requirements")
+CHILD_FIELDS = ("child_name", "child_age", "children", "preferred_date", "preferred_time", "special_requirements")
 FLOW_INTENTS = ("cancel", "reschedule", "callback", "book")
 TASK_FLOWS = {
     "tour_booking": "book",
@@ -41,18 +46,11 @@ TASK_FLOWS = {
     "tour_cancel": "cancel",
     "callback": "callback",
     "callback_request": "callback",
+    "open_day_booking": "book",  # chatbot.agent.tools.OPEN_DAY_TASK
 }
-COMPLETED = re.compile(  # the references of the replies that finish a task (see replies.py)
-    r"\breference is ([TC]-[A-Z0-9]+)|\btour (T-[A-Z0-9]+)\b[^.\n]* has been (cancelled)",
-    re.IGNORECASE,
-)
 PARENT_FIELDS = ("parent_name", "parent_phone", "parent_email")
-TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback"}
-OPTION_LINE = re.compile(  # "2. Wednesday 25 November at 09:00" or "1. Friday 27 November at 14:00 for Leo (T-...)"
-    r"^\s*\d{1,2}[.)]\s+[A-Za-z]+day (\d{1,2}) ([A-Za-z]+)(?: (\d{4}))?(?: at (\d{2}:\d{2}))?"
-    r"(?:.*\((T-[A-Z0-9]+)\))?",
-    re.MULTILINE,
-)
+TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback", "join_waitlist",
+              "answer_seat_offer", "check_open_days"}
 
 
 @dataclass
@@ -67,21 +65,6 @@ class Decision:
 
     calls: list[Call] = field(default_factory=list)
     text: str = ""
-
-
-def _options_in(reply: str, today: dt.date) -> list[dict]:
-    """The numbered slots or tours a reply offered, read back into dates."""
-    options = []
-    for match in OPTION_LINE.finditer(reply):
-        day, month, year, time, ref = match.groups()
-        try:
-            parsed = dt.datetime.strptime(f"{day} {month} {year or today.year}", "%d %B %Y").date()
-        except ValueError:
-            continue
-        if not year and parsed < today:
-            parsed = parsed.replace(year=parsed.year + 1)
-        options.append({"date": parsed.isoformat(), "time": time, "booking_id": ref})
-    return options
 
 
 def _slot_matches(slot: dict, when: When) -> bool:
@@ -112,7 +95,7 @@ class Turn:
         self.today = conv.today
         self.previous = conv.previous_reply()
         self.asked = asked_in(self.previous)
-        self.options = _options_in(self.previous, self.today) or self._remembered_slots()
+        self.options = options_in(self.previous, self.today) or self._remembered_slots()
         self.hints = Hints(
             today=conv.today,
             now=conv.now,
@@ -122,6 +105,8 @@ class Turn:
             options=len(self.options),
             known={**self._contact_defaults(), **conv.collected},
             booked_children=self._booked_children(),
+            asked_ages_of=asked_ages_of(self.previous),
+            known_children=conv.known_children,
         )
         self.earlier = self._read_history()
         self.hints = replace(self.hints, known={**self._contact_defaults(), **self.said_before, **conv.collected})
@@ -168,10 +153,11 @@ class Turn:
         for message in self.conv.history:
             if message["role"] == "assistant":
                 previous = message["content"]
-                task += bool(COMPLETED.search(previous))
+                task += bool(endings(previous))
             else:
-                tours = [o for o in _options_in(previous, self.today) if o.get("booking_id")]
-                hints = replace(self.hints, asked=asked_in(previous), options=len(tours), known=dict(known))
+                tours = [o for o in options_in(previous, self.today) if o.get("booking_id")]
+                hints = replace(self.hints, asked=asked_in(previous), options=len(tours), known=dict(known),
+                                asked_ages_of=asked_ages_of(previous))
                 reading = read_message(message["content"], hints)
                 if tours and reading.choice is not None and reading.choice < len(tours):  # "2": remember the ref
                     reading.booking_refs.append(tours[reading.choice]["booking_id"])
@@ -182,7 +168,7 @@ class Turn:
     @cached_property
     def past(self) -> list[Reading]:
         """The parent's messages since the last completed task."""
-        current = sum(bool(COMPLETED.search(m["content"])) for m in self.conv.history if m["role"] == "assistant")
+        current = sum(bool(endings(m["content"])) for m in self.conv.history if m["role"] == "assistant")
         return [reading for reading, task in self.earlier if task == current]
 
     @cached_property
@@ -218,10 +204,9 @@ class Turn:
         for message in self.conv.history:
             if message["role"] != "assistant":
                 continue
-            for match in COMPLETED.finditer(message["content"]):
-                found = (match.group(1) or match.group(2)).upper()
-                if found.startswith("T-"):
-                    ref = None if match.group(3) else found
+            for ending in endings(message["content"]):
+                if ending.reference.startswith("T-"):
+                    ref = None if ending.cancelled else ending.reference
         last = str(self.conv.task.get("last_booking_id") or "")
         made_now = {str(s.result.get("booking_id")) for s in self.conv.steps if s.result}
         if not ref and last and last not in made_now:  # a hosted model may have written the confirmation
@@ -273,11 +258,58 @@ class Turn:
 
     @cached_property
     def facts(self) -> dict:
-        """Booking facts: contact on file < earlier messages < ACTIVE_TASK < this turn."""
+        """Booking facts: contact on file < earlier messages < ACTIVE_TASK < this turn. The children are in
+        `family`; for one child they are also child_name / child_age."""
         memory = self.memory.facts
         if "another" in self.reading.intents:  # earlier messages were about the other child
             memory = {k: v for k, v in memory.items() if k not in CHILD_FIELDS}
-        return {**self._contact_defaults(), **self.parent_memory, **memory, **self.collected, **self.reading.facts}
+        facts = {**self._contact_defaults(), **self.parent_memory, **memory, **self.collected, **self.reading.facts}
+        facts = {k: v for k, v in facts.items() if k not in ("child_name", "child_age", "children")}
+        if self.several:
+            return facts
+        one = self.family[0] if self.family else {}
+        return {**facts, **{f"child_{k}": one[k] for k in ("name", "age") if one.get(k) not in (None, "")}}
+
+    # --- the children ----------------------------------------------------------------------
+
+    @cached_property
+    def _family_readings(self) -> list[Reading]:
+        """The parent's messages about this booking's children: earlier ones of the task (since "another
+        child"), then this turn's."""
+        readings: list[Reading] = []
+        for reading in self.past:
+            readings = [] if "another" in reading.intents else readings
+            readings.append(reading)
+        return [] if "another" in self.reading.intents else readings
+
+    @cached_property
+    def family(self) -> list[dict]:
+        """The children coming, in the order named ({"name"?, "age"?}). ACTIVE_TASK holds what the tools were
+        told; without it, the earlier messages of the task are read again; this turn's message goes on top."""
+        collected = self.collected
+        base = [dict(c) for c in collected.get("children") or []] or [
+            {k: collected[f"child_{k}"] for k in ("name", "age") if collected.get(f"child_{k}") not in (None, "")}]
+        base = [c for c in base if c]
+        if not base:
+            for reading in self._family_readings:
+                base = _with_children(base, reading)
+        return _with_children(base, self.reading)
+
+    @cached_property
+    def family_size(self) -> int:
+        """How many children come: those known, or more when the parent said so ("my three kids")."""
+        counts = [r.child_count for r in [*self._family_readings, self.reading]]
+        return max([len(self.family), *counts])
+
+    @property
+    def several(self) -> bool:
+        return self.family_size >= 2
+
+    @property
+    def offers_known_family(self) -> bool:
+        """A returning family starts a booking without naming a child: offer the children we know."""
+        return (len(self.conv.known_children) >= 2 and not self.family and not self.family_size
+                and self.starting and self.flow == "book" and "family_again" not in self.asked)
 
     def _moving_intake(self, intent: str) -> str:
         """"Can we move it to Friday?" before anything is booked changes the booking being collected."""
@@ -322,8 +354,9 @@ class Turn:
         intake = Intake.from_dict(self.collected)
         when = self.reading.when
         date = when.date
-        if date and when.kind == "weekday":  # "next week" then "Thursday": the Thursday of that week
-            date = intake.day_in_range(date.weekday()) or date
+        if date and when.kind == "weekday":  # "next week" (or "next Tuesday") then "Thursday": that week's Thursday
+            near = intake.day_in_range(date.weekday())
+            date = near if near and near > self.today.isoformat() else date
         intake.record_when(date=date, date_from=when.start, date_to=when.end, part=when.part_of_day, time=when.time)
         return intake
 
@@ -351,6 +384,17 @@ class Turn:
             return "refuse"
         if "keep" in intents:
             return "book" if "book" in intents else "keep"
+        # the answer to a seat held from a waitlist, however long the message (in a new chat: CONTACT.seat_offer)
+        if "seat_offer" in self.asked or (self.conv.contact.get("seat_offer") and not self.previous):
+            said = " ".join(self.conv.turn_texts)
+            if "no" in intents or NO.match(said):
+                return "decline_offer"
+            if "yes" in intents or YES.match(said):
+                return "accept_offer"
+        if "waitlist" in intents or ("yes" in intents and "offer_waitlist" in self.asked):
+            return "waitlist"
+        if "open_day" in intents and not intents & {"book", "yes"} and reading.when.is_empty:
+            return "open_days"  # "is there an open day?"
         if self.moves_booked_tour:
             return "reschedule"
         if self.corrected_tour and not intents & set(FLOW_INTENTS):  # "on T-7KQ3XM it's Miah": fix it only
@@ -383,7 +427,8 @@ class Turn:
             return "chat"
         if "availability" in intents or said_when or set(reading.facts) - set(PARENT_FIELDS):
             return "book"
-        if pending and not reading.questions and not intents & {"thanks", "bye", "greet", "offtopic", "no"}:
+        closing = intents & {"thanks", "bye", "greet", "offtopic", "no"}
+        if pending and not reading.questions and ("yes" in intents or not closing):  # "yes, thank you" goes on
             return pending
         if reading.questions:
             return pending or "faq"
@@ -402,7 +447,7 @@ class Turn:
         intents = self.reading.intents
         if not self.booked or self.another or intents & {"cancel", "callback"}:
             return False
-        just_done = bool(self.previous and COMPLETED.search(self.previous))
+        just_done = bool(self.previous and endings(self.previous))
         said_when = not self.reading.when.is_empty
         if "book" in intents:  # "no, book it on the 8th instead" right after the confirmation fixes that tour
             return just_done and said_when and self.reading.correcting
@@ -425,7 +470,7 @@ class Turn:
             return "callback"
         if "which_tour" in asked:
             return "cancel" if "cancel" in asked else "reschedule"
-        if "reschedule" in asked and not COMPLETED.search(self.previous):
+        if "reschedule" in asked and not endings(self.previous):
             return "reschedule"
         for past in reversed(self.past):
             intents = past.intents
@@ -435,9 +480,9 @@ class Turn:
                 if intent in intents:
                     return self._moving_intake(intent)
         task = self._flow_of_steps() if self.own_task_steps else TASK_FLOWS.get(str(self.conv.task.get("task_type")))
-        if task and not (self.previous and COMPLETED.search(self.previous)):
+        if task and not (self.previous and endings(self.previous)):
             return task
-        if self.previous and not COMPLETED.search(self.previous) and asked & {"options", "when", *REQUIRED}:
+        if self.previous and not endings(self.previous) and asked & {"options", "when", *REQUIRED}:
             return "book"
         return ""
 
@@ -449,7 +494,8 @@ class Turn:
         return []
 
     def _info(self) -> list[Call]:
-        calls = [Call("get_faq_answer", {"question": q}) for q in dict.fromkeys(self.reading.questions)]
+        calls = [Call("get_faq_answer", {"question": self.reading.said.get(q, q)})
+                 for q in dict.fromkeys(self.reading.questions)]
         fixed_now = {s.args.get("field_to_update") for s in self.conv.steps if s.name == "update_context"}
         on_tour = {"booking_id": self.corrected_tour} if self.corrected_tour else {}
         for name, value in sorted(self.corrections.items()):
@@ -491,7 +537,22 @@ class Turn:
             "reschedule": lambda: self._manage("reschedule"),
             "cancel": lambda: self._manage("cancel"),
             "callback": self._callback,
+            "waitlist": self._waitlist,
+            "open_days": lambda: [Call("check_open_days", {})],
+            "accept_offer": lambda: [Call("answer_seat_offer", {"answer": "accept"})],
+            "decline_offer": lambda: [Call("answer_seat_offer", {"answer": "decline"})],
         }.get(self.flow, list)()
+
+    def _waitlist(self) -> list[Call]:
+        """Join the waitlist of the tour this message names, else of the full tour the booking last hit."""
+        names = ("parent_name", "parent_phone", "child_name", "child_age")
+        args = {k: v for k, v in self.booking_args.items() if k in names}
+        date, time = self.slot
+        if not self.reading.when.is_empty and date:
+            args["preferred_date"] = date
+            if time:
+                args["preferred_time"] = time
+        return [Call("join_waitlist", args)]
 
     def _then(self) -> list[Call]:
         """The second flow's calls, once the first flow's tool has answered."""
@@ -525,6 +586,8 @@ class Turn:
         date, time = self.slot
         names = ("parent_name", "parent_phone", "parent_email", "child_name", "child_age", "special_requirements")
         args = {k: facts[k] for k in names if facts.get(k)}
+        if self.several and self.family:
+            args["children"] = self.family
         if date:
             args["preferred_date"] = date
         if time:
@@ -533,9 +596,34 @@ class Turn:
 
     @property
     def missing(self) -> list[str]:
-        return [f for f in REQUIRED if not self.booking_args.get(f)]
+        if not self.several:
+            return [f for f in REQUIRED if not self.booking_args.get(f)]
+        named = [c for c in self.family if c.get("name")]
+        children = {"child_name": len(named) >= self.family_size,
+                    "child_age": bool(named) and all(c.get("age") is not None for c in named)}
+        return [f for f in REQUIRED if not children.get(f, self.booking_args.get(f))]
+
+    @cached_property
+    def open_day(self) -> bool:
+        """Whether the booking is for one of the school's open days rather than a regular tour."""
+        return ("open_day" in self.reading.intents or "open_day" in self.memory.intents
+                or self.conv.task.get("task_type") == "open_day_booking")
+
+    def _book_open_day(self) -> list[Call]:
+        """List the open days first; then book the one picked (or the only one) with the parent's details."""
+        found = self.conv.last_result("check_open_days")
+        if found is None and not self.options:
+            return [Call("check_open_days", {})]
+        listed = (found or {}).get("open_days") or [o for o in self.options if o.get("time")
+                                                    and not o.get("booking_id")]
+        args = {**self.booking_args, "open_day": True}
+        if "preferred_date" not in args and len(listed) == 1:
+            args.update(preferred_date=listed[0]["date"], preferred_time=listed[0]["time"])
+        return [Call("book_tour", args)]
 
     def _book(self) -> list[Call]:
+        if self.open_day:
+            return self._book_open_day()
         if self._ambiguous:
             return []
         args = self.booking_args
@@ -548,6 +636,8 @@ class Turn:
         if decided:
             return [Call("book_tour", args)]
         said = {**self.parent_memory, **self.memory.facts, **self.reading.facts}  # the parent's words, not the file
+        if self.several:
+            said["children"] = self.family
         known, skip = self.conv.collected, (*WHEN_FIELDS, *self.corrections)
         new_facts = [k for k, v in args.items() if k in said and k not in skip and str(known.get(k, "")) != str(v)]
         calls = []
@@ -656,7 +746,26 @@ class Turn:
                 pending = self._pending(stage, once)
                 if pending:
                     return Decision(calls=pending)
-        return Decision(text=compose(self))
+        with translation.override(self.conv.language):
+            return Decision(text=compose(self))
+
+
+def _with_children(children: list[dict], reading: Reading) -> list[dict]:
+    """The children with what one message said of them: its list of children, or its one child (the only
+    child's name and age for a one-child booking, as the tools' child_name / child_age; among several, the
+    child of that name, the one spelt like it when correcting, or one child more)."""
+    if reading.children:
+        return merge_children(children, reading.children)
+    one = {f: reading.facts[f"child_{f}"] for f in ("name", "age") if reading.facts.get(f"child_{f}") not in (None, "")}
+    if not one:
+        return children
+    if len(children) <= 1:
+        return [{**(children[0] if children else {}), **one}]
+    if "name" in one and "child_name" in reading.corrections:
+        closest = max(children, key=lambda c: SequenceMatcher(None, str(c.get("name", "")).lower(),
+                                                                one["name"].lower()).ratio())
+        return [{**c, **one} if c is closest else c for c in children]
+    return merge_children(children, [one])
 
 
 def decide(messages: list[dict], tools: set[str]) -> Decision:

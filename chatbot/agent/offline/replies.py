@@ -1,38 +1,72 @@
 """What the concierge says: short, warm, and only facts that came from the prompt or a tool result.
 
-Every date is written with its weekday ("Wednesday 25 November at 09:00"). Slot
-and tour choices are numbered lists ("1. ..."), which understanding.py reads back
-when the parent answers "the second one".
+Every sentence is a gettext message with named placeholders, rendered in the
+language active at the call (the policy activates the parent's, see compose.py);
+the catalogues are in locale/. Every date is written with its weekday
+("Wednesday 25 November at 09:00", chatbot.dates). Slot and tour choices are
+numbered lists ("1. ..."), which the policy reads back when the parent answers
+"the second one".
 """
 
 import datetime as dt
 import re
 
 import phonenumbers
+from django.utils.translation import get_language, gettext_lazy, ngettext, pgettext, pgettext_lazy
+from django.utils.translation import gettext as _
 
-from chatbot.agent.offline.when import PARTS_OF_DAY, human_date, human_slot
+from chatbot.agent.offline.when import PARTS_OF_DAY
+from chatbot.dates import human_date, human_slot
 
 MAX_LISTED = 6
-CAPABILITIES = (
+CAPABILITIES = gettext_lazy(
     "I can book a campus tour, move or cancel one, arrange a call back from our admissions team, "
     "or answer questions about the school."
 )
 FIELD_LABELS = {
-    "parent_name": "your name",
-    "parent_phone": "your phone number",
-    "parent_email": "your e-mail address",
-    "child_name": "your child's name",
-    "child_age": "your child's age",
-    "preferred_date": "the date",
-    "preferred_time": "the time",
-    "special_requirements": "the special requirements",
-    "preferred_name": "the name I call you",
+    "parent_name": gettext_lazy("your name"),
+    "parent_phone": gettext_lazy("your phone number"),
+    "parent_email": gettext_lazy("your e-mail address"),
+    "child_name": gettext_lazy("your child's name"),
+    "child_age": gettext_lazy("your child's age"),
+    "preferred_date": gettext_lazy("the date"),
+    "preferred_time": gettext_lazy("the time"),
+    "special_requirements": gettext_lazy("the special requirements"),
+    "preferred_name": gettext_lazy("the name I call you"),
+}
+PARTS = {
+    "morning": pgettext_lazy("when", "in the morning"),
+    "afternoon": pgettext_lazy("when", "in the afternoon"),
+    "evening": pgettext_lazy("when", "in the evening"),
 }
 PRONOUNS = {"son": "he", "boy": "he", "daughter": "she", "girl": "she"}
+NO_SPACE_LANGUAGES = ("zh-hans",)  # sentences follow each other without a space
 
 
-def _name_part(name: str) -> str:
-    return f", {name}" if name else ""
+def join(parts: list[str]) -> str:
+    """Sentences (or replies' parts) one after the other, as the active language writes them."""
+    glue = "" if get_language() in NO_SPACE_LANGUAGES else " "
+    return glue.join(str(p) for p in parts if p)
+
+
+def _either(items: list[str]) -> str:
+    """'a or b or c' in the active language."""
+    text = str(items[0])
+    for item in items[1:]:
+        text = pgettext("a choice", "%(first)s or %(second)s") % {"first": text, "second": item}
+    return text
+
+
+def _listed(items: list[str]) -> str:
+    """'a, b and c' in the active language."""
+    if len(items) == 1:
+        return str(items[0])
+    return pgettext("a list", "%(items)s and %(last)s") % {
+        "items": pgettext("a list separator", ", ").join(str(i) for i in items[:-1]), "last": items[-1]}
+
+
+def _part(part: str) -> str:
+    return str(PARTS.get(part.lower(), part))
 
 
 def human_phone(phone: str) -> str:
@@ -45,108 +79,153 @@ def human_phone(phone: str) -> str:
 
 
 def hello(name: str = "") -> str:
-    return f"Hi {name}!" if name else "Hello!"
+    return _("Hi %(name)s!") % {"name": name} if name else _("Hello!")
 
 
 def welcome(school: str, name: str, returning: bool, tours: list[dict], today: dt.date) -> str:
     """The answer to a bare greeting."""
-    place = f" to {school}" if school else ""
     if name and returning:
-        opening = f"Hi {name}, welcome back!"
+        opening = _("Hi %(name)s, welcome back!") % {"name": name}
+    elif name and school:
+        opening = _("Hi %(name)s, welcome to %(school)s!") % {"name": name, "school": school}
     elif name:
-        opening = f"Hi {name}, welcome{place}!"
+        opening = _("Hi %(name)s, welcome!") % {"name": name}
+    elif school:
+        opening = _("Hello, and welcome to %(school)s!") % {"school": school}
     else:
-        opening = f"Hello, and welcome{place}!"
-    upcoming = f" {tours_summary(tours, today)}" if tours else ""
-    return f"{opening}{upcoming} {CAPABILITIES} How can I help?"
+        opening = _("Hello, and welcome!")
+    upcoming = tours_summary(tours, today) if tours else ""
+    return join([opening, upcoming, CAPABILITIES, _("How can I help?")])
 
 
 def refuse_injection() -> str:
-    return (
+    return _(
         "Sorry, I can't do that. I can only help with your own tour bookings, call backs and questions "
         "about the school."
     )
 
 
 def refuse_offtopic(school: str, short: bool = False) -> str:
-    who = f"the tour concierge of {school}" if school else "the school's tour concierge"
     if short:
-        return "I'm afraid I can't help with anything unrelated to the school."
-    return f"Sorry, I can't help with that: I'm {who}. {CAPABILITIES}"
+        return _("I'm afraid I can't help with anything unrelated to the school.")
+    if school:
+        refusal = _("Sorry, I can't help with that: I'm the tour concierge of %(school)s.") % {"school": school}
+    else:
+        refusal = _("Sorry, I can't help with that: I'm the school's tour concierge.")
+    return join([refusal, CAPABILITIES])
 
 
 def not_understood() -> str:
-    return f"Sorry, I didn't quite catch that. {CAPABILITIES} What would you like to do?"
+    return join([_("Sorry, I didn't quite catch that."), CAPABILITIES, _("What would you like to do?")])
+
+
+def help_text() -> str:
+    return join([CAPABILITIES, _("What would you like to do?")])
 
 
 def thanks(name: str) -> str:
-    return f"You're welcome{_name_part(name)}! Is there anything else I can help with?"
+    if name:
+        return _("You're welcome, %(name)s! Is there anything else I can help with?") % {"name": name}
+    return _("You're welcome! Is there anything else I can help with?")
 
 
 def bye(name: str, tours: list[dict], today: dt.date) -> str:
     if tours:
         tour = tours[0]
-        when = human_slot(str(tour.get("date") or ""), tour.get("time"), today)
-        return f"Goodbye{_name_part(name)}! We look forward to seeing you on {when}."
-    return f"Goodbye{_name_part(name)}, and have a lovely day!"
+        values = {"name": name, "when": human_slot(str(tour.get("date") or ""), tour.get("time"), today)}
+        if name:
+            return _("Goodbye, %(name)s! We look forward to seeing you on %(when)s.") % values
+        return _("Goodbye! We look forward to seeing you on %(when)s.") % values
+    if name:
+        return _("Goodbye, %(name)s, and have a lovely day!") % {"name": name}
+    return _("Goodbye, and have a lovely day!")
 
 
 def noted(name: str) -> str:
-    return f"Thank you{_name_part(name)}, I've noted that. How can I help you today?"
+    if name:
+        return _("Thank you, %(name)s, I've noted that. How can I help you today?") % {"name": name}
+    return _("Thank you, I've noted that. How can I help you today?")
 
 
 def anything_else() -> str:
-    return "Great! Is there anything else I can help with?"
+    return _("Great! Is there anything else I can help with?")
 
 
 def no_problem() -> str:
-    return "No problem. Is there anything else I can help with?"
+    return _("No problem. Is there anything else I can help with?")
 
 
 def kept_booking() -> str:
-    return "No problem, I won't cancel anything."
+    return _("No problem, I won't cancel anything.")
 
 
-NOT_SURE = "I'm not sure about that one: I don't have that information, and I'd rather not guess."
-CALLBACK_OFFER = "Would you like someone from our admissions team to call you back about it?"  # REPLY_ASKS
+def kept_booking_more() -> str:
+    return join([kept_booking(), _("Is there anything else I can help with?")])
+
+
+NOT_SURE = gettext_lazy("I'm not sure about that one: I don't have that information, and I'd rather not guess.")
+# REPLY_ASKS "offer_callback" reads this back (in every language: chatbot/agent/offline/reply_markers.py)
+CALLBACK_OFFER = gettext_lazy("Would you like someone from our admissions team to call you back about it?")
 
 
 def _not_sure_about(questions: list[str]) -> str:
-    asked = " and ".join(f'"{q.rstrip(" ?.!")}"' for q in questions)
-    return f"As for {asked}, I'm not sure: I don't have that information, and I'd rather not guess."
+    asked = pgettext("questions quoted together", " and ").join(
+        pgettext("a quoted question", '"%(question)s"') % {"question": q.rstrip(" ?.!？。")} for q in questions)
+    return _("As for %(questions)s, I'm not sure: I don't have that information, and I'd rather not guess.") % {
+        "questions": asked}
+
+
+LANGUAGE_NAMES = {"en": gettext_lazy("English"), "zh-hans": gettext_lazy("Chinese"), "ms": gettext_lazy("Malay"),
+                  "ta": gettext_lazy("Tamil")}  # settings.LANGUAGES, named in the reply's language
+
+
+def _in_language(result: dict) -> str:
+    """"(We have this answer in English only.)" when the FAQ has no version in the language asked in."""
+    language = LANGUAGE_NAMES.get(str(result.get("answer_language") or ""))
+    return _("(We have this answer in %(language)s only.)") % {"language": language} if language else ""
 
 
 def faq_answer(result: dict, offer_callback: bool = False) -> str:
     """A get_faq_answer success: its answer, or for a message that asked several things each answer found,
-    then an honest "not sure" about the parts the FAQ has no confident answer to (`unanswered`)."""
+    then an honest "not sure" about the parts the FAQ has no confident answer to (`unanswered`). An answer
+    not in the language asked in says which language it is in."""
+    note = _in_language(result)
     answers = [str(a.get("answer") or "").strip() for a in result.get("answers") or [] if isinstance(a, dict)]
     if not answers:
-        return str(result.get("answer") or "").strip()
+        return " ".join(part for part in (note, str(result.get("answer") or "").strip()) if part)
+    answers.insert(0, note)
     unanswered = [str(q).strip() for q in result.get("unanswered") or [] if str(q).strip()]
     if unanswered:
-        answers.append(_not_sure_about(unanswered) + (f" {CALLBACK_OFFER}" if offer_callback else ""))
-    return " ".join(a for a in answers if a)
+        answers.append(join([_not_sure_about(unanswered), CALLBACK_OFFER if offer_callback else ""]))
+    return join(answers)
 
 
 def faq_unknown(offer_callback: bool) -> str:
     """A get_faq_answer no_match (nothing found, or nothing found with confidence)."""
-    return f"{NOT_SURE} {CALLBACK_OFFER}" if offer_callback else NOT_SURE
+    return join([NOT_SURE, CALLBACK_OFFER]) if offer_callback else str(NOT_SURE)
 
 
 def corrected(result: dict, today: dt.date) -> str:
     """Acknowledge an update_context result."""
     if result.get("status") != "updated":
-        return str(result.get("message") or "Sorry, I couldn't update that.")
+        return str(result.get("message") or _("Sorry, I couldn't update that."))
     field = str(result.get("field") or "")
     value = result.get("new_value")
     if field == "preferred_date" and value:
         value = human_date(str(value), today)
-    booking = f" on booking {result['booking_updated']}" if result.get("booking_updated") else ""
-    return f"Thanks, I've updated {FIELD_LABELS.get(field, 'that')} to {value}{booking}."
+    values = {"field": FIELD_LABELS.get(field, _("that")), "value": value, "booking": result.get("booking_updated")}
+    if values["booking"]:
+        return _("Thanks, I've updated %(field)s to %(value)s on booking %(booking)s.") % values
+    return _("Thanks, I've updated %(field)s to %(value)s.") % values
 
 
 def numbered(lines: list[str]) -> str:
     return "\n".join(f"{index}. {line}" for index, line in enumerate(lines, 1))
+
+
+def listing(intro: str, lines: list[str], question: str = "") -> str:
+    """The intro, the numbered lines, then the question, each on its own line."""
+    return "\n".join(filter(None, [intro, numbered(lines), question]))
 
 
 def slot_lines(slots: list[dict], today: dt.date) -> list[str]:
@@ -154,133 +233,300 @@ def slot_lines(slots: list[dict], today: dt.date) -> list[str]:
 
 
 def tour_line(tour: dict, today: dt.date) -> str:
-    child = f" for {tour['child_name']}" if tour.get("child_name") else ""
-    return f"{human_slot(str(tour.get('date') or ''), tour.get('time'), today)}{child} ({tour.get('booking_id')})"
+    values = {"when": human_slot(str(tour.get("date") or ""), tour.get("time"), today),
+              "child": tour.get("child_name"), "reference": tour.get("booking_id")}
+    if values["child"]:
+        return pgettext("a listed tour", "%(when)s for %(child)s (%(reference)s)") % values
+    return pgettext("a listed tour", "%(when)s (%(reference)s)") % values
 
 
 def tours_summary(tours: list[dict], today: dt.date) -> str:
     if not tours:
-        return "I can't see any upcoming tours for you. Would you like to book one?"
+        return _("I can't see any upcoming tours for you. Would you like to book one?")
     if len(tours) == 1:
-        return f"Your tour is on {tour_line(tours[0], today)}."
-    return "Your upcoming tours:\n" + numbered([tour_line(t, today) for t in tours])
+        return _("Your tour is on %(tour)s.") % {"tour": tour_line(tours[0], today)}
+    return listing(_("Your upcoming tours:"), [tour_line(t, today) for t in tours])
 
 
 def window(args: dict, today: dt.date) -> str:
-    """' on Thursday 26 November in the afternoon' for a check_availability call."""
+    """'on Thursday 26 November in the afternoon' for a check_availability call ('' when it gave none)."""
     start, end = args.get("date_range_start"), args.get("date_range_end")
-    text = ""
+    pieces = []
     if start and (not end or end == start):
-        text = f" on {human_date(start, today)}"
+        pieces.append(pgettext("when", "on %(date)s") % {"date": human_date(start, today)})
     elif start and end:
-        text = f" between {human_date(start, today)} and {human_date(end, today)}"
+        pieces.append(pgettext("when", "between %(start)s and %(end)s") % {
+            "start": human_date(start, today), "end": human_date(end, today)})
     times = args.get("preferred_times") or []
     if times:
         parts = [t for t in times if ":" not in t]
-        text += f" in the {' or '.join(parts)}" if parts else f" at {' or '.join(times)}"
-    return text
+        if parts:
+            pieces.append(_either([_part(p) for p in parts]))
+        else:
+            pieces.append(pgettext("when", "at %(time)s") % {"time": _either(times)})
+    return pgettext("when: a day, then a time", "%(day)s %(time)s") % {
+        "day": pieces[0], "time": pieces[1]} if len(pieces) == 2 else "".join(pieces)
+
+
+def _open_slots(when: str) -> str:
+    if when:
+        return _("Here are the open tour slots %(when)s:") % {"when": when}
+    return _("Here are the open tour slots:")
+
+
+def _no_slots(when: str) -> str:
+    if when:
+        return _("There are no open tour slots %(when)s.") % {"when": when}
+    return _("There are no open tour slots.")
+
+
+def _which_one(purpose: str) -> str:
+    return _("Which one would you like instead?") if purpose == "instead" else _("Which one would you like?")
 
 
 def availability(result: dict, args: dict, today: dt.date, purpose: str = "") -> str:
-    """Offer what check_availability found, or say plainly that nothing fits."""
+    """Offer what check_availability found, or say plainly that nothing fits (`purpose` "instead": a move)."""
     status = result.get("status")
     slots = result.get("available_slots") or []
-    question = f"Which one would you like{purpose}?"
+    question = _which_one(purpose)
+    when = window(args, today)
     if status == "success" and slots:
         timed = any(":" in str(t) for t in args.get("preferred_times") or [])
         if timed and not args.get("date_range_start") and len({s.get("date") for s in slots}) > 1:  # no day
-            question = f"The soonest is {slot_lines(slots, today)[0]}: shall I take that one, or which would you like?"
-        return f"Here are the open tour slots{window(args, today)}:\n{numbered(slot_lines(slots, today))}\n{question}"
+            question = _("The soonest is %(slot)s: shall I take that one, or which would you like?") % {
+                "slot": slot_lines(slots, today)[0]}
+        return listing(_open_slots(when), slot_lines(slots, today), question)
     if status == "success":
-        return f"I'm sorry, there are no open tour slots{window(args, today)}. Would another day suit you?"
-    message = str(result.get("message") or f"There are no open tour slots{window(args, today)}.").strip()
+        if when:
+            return _("I'm sorry, there are no open tour slots %(when)s. Would another day suit you?") % {"when": when}
+        return _("I'm sorry, there are no open tour slots. Would another day suit you?")
+    message = str(result.get("message") or _no_slots(when)).strip()
     alternatives = result.get("alternatives") or []
     if alternatives:
-        return f"{message} These are the next open slots:\n{numbered(slot_lines(alternatives, today))}\n{question}"
-    return f"{message} Is there another day that would suit you?"
+        return listing(join([message, _("These are the next open slots:")]), slot_lines(alternatives, today), question)
+    return join([message, _("Is there another day that would suit you?")])
 
 
 def ambiguous(slots: list[dict], today: dt.date) -> str:
-    return f"I have more than one slot that fits:\n{numbered(slot_lines(slots, today))}\nWhich one would you like?"
+    return listing(_("I have more than one slot that fits:"), slot_lines(slots, today), _("Which one would you like?"))
 
 
 def bad_choice(count: int) -> str:
-    return f"Sorry, I only listed {count} option{'s' if count != 1 else ''}. Which number would you like?"
+    return ngettext("Sorry, I only listed %(count)d option. Which number would you like?",
+                    "Sorry, I only listed %(count)d options. Which number would you like?", count) % {"count": count}
 
 
-def _child_words(relation: str, child_name: str) -> tuple[str, str]:
-    """('your son', 'he') or ('Mia', 'she') for the questions about the child."""
+def _child(relation: str, child_name: str) -> str:
+    """'Mia', 'your son', 'your daughter' or 'your child'."""
+    if child_name:
+        return child_name
+    if relation == "son":
+        return _("your son")
+    if relation == "daughter":
+        return _("your daughter")
+    return _("your child")
+
+
+def _how_old(relation: str, child_name: str) -> str:
     pronoun = PRONOUNS.get(relation, "they")
     if child_name:
-        return child_name, pronoun
-    return f"your {relation}" if relation in ("son", "daughter") else "your child", pronoun
+        return _("How old is %(child)s?") % {"child": child_name}
+    if pronoun == "he":
+        return _("How old is he?")
+    if pronoun == "she":
+        return _("How old is she?")
+    return _("How old are they?")
+
+
+def _name_and_age(relation: str, child_name: str) -> str:
+    pronoun = PRONOUNS.get(relation, "they")
+    child = _child(relation, child_name)
+    if pronoun == "he":
+        return _("What's %(child)s's name, and how old is he?") % {"child": child}
+    if pronoun == "she":
+        return _("What's %(child)s's name, and how old is she?") % {"child": child}
+    return _("What's %(child)s's name, and how old are they?") % {"child": child}
 
 
 def ask_for(missing: list[str], relation: str = "", child_name: str = "") -> str:
     """Ask for (at most) the next two missing details, child first, in plain words."""
     order = ("child_name", "child_age", "parent_name", "parent_phone")
-    wanted = [f for f in order if f in missing][:2]
-    child, pronoun = _child_words(relation, child_name)
-    is_are = "are" if pronoun == "they" and not child_name else "is"
+    wanted = tuple([f for f in order if f in missing][:2])
+    child = _child(relation, child_name)
+    name_q = _("What's %(child)s's name?") % {"child": child}
+    your_name = _("And may I have your name?")
+    phone = _("And what's the best phone number to reach you on?")
     questions = {
-        ("child_name", "child_age"): f"What's {child}'s name, and how old {is_are} {pronoun}?",
-        ("child_name",): f"What's {child}'s name?",
-        ("child_age",): f"How old {is_are} {child if child_name else pronoun}?",
-        ("parent_name", "parent_phone"): "Could I have your name and a phone number we can reach you on?",
-        ("parent_name",): "And may I have your name?",
-        ("parent_phone",): "What's the best phone number to reach you on?",
-        ("child_age", "parent_name"): f"How old {is_are} {child if child_name else pronoun}? And may I have your name?",
-        ("child_age", "parent_phone"): (
-            f"How old {is_are} {child if child_name else pronoun}? And what's the best phone number to reach you on?"
-        ),
-        ("child_name", "parent_name"): f"What's {child}'s name? And may I have your name?",
-        ("child_name", "parent_phone"): f"What's {child}'s name? And what's the best phone number to reach you on?",
+        ("child_name", "child_age"): lambda: _name_and_age(relation, child_name),
+        ("child_name",): lambda: name_q,
+        ("child_age",): lambda: _how_old(relation, child_name),
+        ("parent_name", "parent_phone"): lambda: _("Could I have your name and a phone number we can reach you on?"),
+        ("parent_name",): lambda: your_name,
+        ("parent_phone",): lambda: _("What's the best phone number to reach you on?"),
+        ("child_age", "parent_name"): lambda: join([_how_old(relation, child_name), your_name]),
+        ("child_age", "parent_phone"): lambda: join([_how_old(relation, child_name), phone]),
+        ("child_name", "parent_name"): lambda: join([name_q, your_name]),
+        ("child_name", "parent_phone"): lambda: join([name_q, phone]),
     }
-    return questions.get(tuple(wanted), "")
+    question = questions.get(wanted)
+    return question() if question else ""
+
+
+def also(question: str) -> str:
+    """A question after a list of slots: 'Also: what's Mia's name?'."""
+    return _("Also: %(question)s") % {"question": question[0].lower() + question[1:]} if question else ""
+
+
+def ask_family(children: list[dict], expected: int, missing: list[str]) -> str:
+    """Ask about the children of a family booking, one question, naming the child it is about: "What are their
+    names, and how old are they?", "And what's the other child's name?", "And how old is Mia?". Then, if
+    missing, one of the parent's details."""
+    named = [str(c["name"]) for c in children if c.get("name")]
+    unnamed = max(expected, len(children)) - len(named)
+    ageless = [str(c["name"]) for c in children if c.get("name") and c.get("age") in (None, "")]
+    if unnamed and not named:
+        ages_known = len(children) >= expected and all(c.get("age") not in (None, "") for c in children)
+        question = _("What are their names?") if ages_known else _("What are their names, and how old are they?")
+    elif unnamed:
+        question = (_("And what's the other child's name?") if unnamed == 1
+                    else _("And the names of the other %(count)d?") % {"count": unnamed})
+    elif ageless:
+        question = (_("And how old is %(child)s?") if len(ageless) == 1 else _("How old are %(child)s?")) % {
+            "child": join_names(ageless)}
+    else:
+        return ask_for([m for m in missing if m not in ("child_name", "child_age")])
+    parent = {"parent_name": _("And may I have your name?"),
+              "parent_phone": _("And what's the best phone number to reach you on?")}
+    return join([question, next((parent[m] for m in ("parent_name", "parent_phone") if m in missing), "")])
+
+
+def family_again(children: tuple[dict, ...]) -> str:
+    """A returning family: offer the children the school knows ("both of them again?")."""
+    values = {"names": join_names([str(c.get("name")) for c in children]), "count": len(children)}
+    if len(children) == 2:
+        return _("Is the tour for %(names)s again (both of them), or for someone else?") % values
+    return _("Is the tour for %(names)s again (all %(count)d of them), or for someone else?") % values
 
 
 def ask_when() -> str:
-    return "Which day and time would suit you for the tour?"
+    return _("Which day and time would suit you for the tour?")
 
 
 def start_booking(relation: str, child_name: str, another: bool) -> str:
-    child, _ = _child_words(relation, child_name)
-    what = "another campus tour" if another else "a campus tour"
-    whom = f" for {child}" if relation or child_name else ""
-    return f"I'd be happy to arrange {what}{whom}!"
+    child = _child(relation, child_name)
+    if relation or child_name:
+        if another:
+            return _("I'd be happy to arrange another campus tour for %(child)s!") % {"child": child}
+        return _("I'd be happy to arrange a campus tour for %(child)s!") % {"child": child}
+    return _("I'd be happy to arrange another campus tour!") if another else _("I'd be happy to arrange a campus tour!")
 
 
 def booking_confirmed(result: dict, today: dt.date) -> str:
     details = result.get("confirmation_details") or {}
-    child = details.get("child_name") or "your child"
-    minutes = f" ({details['duration_minutes']} minutes)" if details.get("duration_minutes") else ""
-    place = f" at {details['school']}" if details.get("school") else ""
-    address = f", {details['address']}" if details.get("address") else ""
-    when = human_slot(details.get("date", ""), details.get("time"), today)
-    return (
-        f"You're all set! {child}'s campus tour is booked for {when}{minutes}{place}{address}. "
-        f"Your booking reference is {result.get('booking_id')}."
-    )
+    values = {
+        "child": details.get("child_name") or _("your child"),
+        "when": human_slot(details.get("date", ""), details.get("time"), today),
+        "minutes": details.get("duration_minutes"),
+        "school": details.get("school"),
+        "address": details.get("address"),
+        "reference": result.get("booking_id"),
+        "event": details.get("event"),
+    }
+    if values["event"]:
+        booked = _("You're all set! %(child)s's place at %(event)s is booked for %(when)s") % values
+    else:
+        booked = _("You're all set! %(child)s's campus tour is booked for %(when)s") % values
+    if values["minutes"]:
+        booked += pgettext("a tour's length", " (%(minutes)s minutes)") % values
+    if values["school"]:
+        booked += pgettext("where the tour is", " at %(school)s") % values
+    if values["address"]:
+        booked += pgettext("the school's address", ", %(address)s") % values
+    return join([booked + pgettext("end of a sentence", "."),
+                 _("Your booking reference is %(reference)s.") % values])
+
+
+def open_days(events: list[dict], today: dt.date) -> str:
+    """The open days as a numbered list (read back like slots when the parent picks one)."""
+    lines = []
+    for event in events[:MAX_LISTED]:
+        values = {"when": human_slot(event["date"], event.get("time"), today),
+                  "title": event.get("title") or _("Open day"), "minutes": event.get("duration_minutes"),
+                  "left": event.get("seats_left") or 0}
+        places = (ngettext("%(left)s place left", "%(left)s places left", values["left"]) % values
+                  if values["left"] else _("fully booked"))
+        lines.append(_("%(when)s: %(title)s (%(minutes)s minutes, %(places)s)") % {**values, "places": places})
+    ask = _("Would you like to book a place?") if len(lines) == 1 else _("Which one would you like to book a place at?")
+    return listing(_("Our upcoming open days:"), lines, ask)
+
+
+def no_open_days() -> str:
+    return join([_("There are no open days planned at the moment."),
+                 _("Would you like to book a campus tour instead?")])
+
+
+def which_open_day() -> str:
+    return _("Which one would you like to come to?")
 
 
 def booking_pending(date: str, time: str, today: dt.date) -> str:
-    return f"{human_slot(date, time, today)} it is. Before I can book it, I just need a couple of details."
+    return _("%(slot)s it is. Before I can book it, I just need a couple of details.") % {
+        "slot": human_slot(date, time, today)}
+
+
+def _open_alternatives(message: str, alternatives: list[dict], today: dt.date) -> str:
+    return listing(join([message, _("These slots are open:")]), slot_lines(alternatives, today),
+                   _("Would one of these work?"))
 
 
 def tool_error(result: dict, today: dt.date) -> str:
     """A book_tour error in plain words, with the alternatives it offered."""
     field = result.get("field")
-    message = str(result.get("message") or "Sorry, that didn't work.").strip()
+    message = str(result.get("message") or _("Sorry, that didn't work.")).strip()
     if field == "parent_phone":
-        return f"That number doesn't look right — could you check it? ({message})"
+        return _("That number doesn't look right — could you check it? (%(problem)s)") % {"problem": message}
     if field == "parent_email":
-        return f"That e-mail address doesn't look right — could you check it? ({message})"
+        return _("That e-mail address doesn't look right — could you check it? (%(problem)s)") % {"problem": message}
     alternatives = result.get("alternatives") or []
+    wait = waitlist_offer(result["waitlist"], today) if result.get("waitlist") else ""
     if alternatives:
-        return f"{message} These slots are open:\n{numbered(slot_lines(alternatives, today))}\nWould one of these work?"
+        return join([_open_alternatives(message, alternatives, today), wait])
+    if wait:
+        return join([message, wait])
     if field in ("preferred_date", "preferred_time"):
-        return f"{message} Which other day or time would suit you?"
+        return join([message, _("Which other day or time would suit you?")])
     return message
+
+
+def waitlist_offer(full: dict, today: dt.date) -> str:
+    """The question lexicon.REPLY_ASKS reads back as "offer_waitlist"."""
+    return _("Or, if %(when)s is the one you want, I can put you on its waitlist and offer you the first seat "
+             "that frees up. Shall I put you on its waitlist?") % {
+        "when": human_slot(str(full.get("date") or ""), full.get("time"), today)}
+
+
+def waitlisted(result: dict, today: dt.date) -> str:
+    tour = result.get("tour") or {}
+    values = {"place": result.get("place_in_line"), "child": tour.get("child_name") or _("your child"),
+              "when": human_slot(str(tour.get("date") or ""), tour.get("time"), today),
+              "hours": int(result.get("hold_minutes") or 0) // 60, "reference": result.get("waitlist_id")}
+    done = _("Done: you're number %(place)s on the waitlist for the tour on %(when)s for %(child)s.") % values
+    if values["hours"]:
+        held = ngettext("If a seat frees up, I'll message you here and hold it for you for %(hours)s hour.",
+                        "If a seat frees up, I'll message you here and hold it for you for %(hours)s hours.",
+                        values["hours"]) % values
+    else:
+        held = _("If a seat frees up, I'll message you here and hold it for you.")
+    return join([done, held, _("Your waitlist reference is %(reference)s.") % values])
+
+
+def ask_waitlist_tour() -> str:
+    return _("Which day and time would you like to wait for?")
+
+
+def seat_declined() -> str:
+    return join([_("No problem, I've passed the seat on to the next family."),
+                 _("Is there anything else I can help with?")])
 
 
 def _details_slot(result: dict, today: dt.date) -> str:
@@ -290,161 +536,220 @@ def _details_slot(result: dict, today: dt.date) -> str:
 
 def rescheduled(result: dict, today: dt.date) -> str:
     when = _details_slot(result, today)
-    moved = f"Done! Your tour is now on {when}." if when else f"Done! {result.get('message', '')}".strip()
-    previous = f" (it replaces {result['previous_booking_id']})" if result.get("previous_booking_id") else ""
-    return f"{moved} Your new booking reference is {result.get('booking_id')}{previous}."
+    if when:
+        moved = _("Done! Your tour is now on %(when)s.") % {"when": when}
+    else:
+        moved = join([_("Done!"), str(result.get("message", ""))]).strip()
+    return join([moved, _("Your booking reference is %(reference)s, the same as before.")
+                 % {"reference": result.get("booking_id")}])
 
 
 def cancelled(result: dict, tour: dict | None, today: dt.date, offer_new: bool = True) -> str:
-    """The cancellation (policy.COMPLETED reads "tour T-... has been cancelled" back)."""
-    when = f" on {human_slot(str(tour['date']), tour.get('time'), today)}" if tour and tour.get("date") else ""
-    text = f"Your tour {result.get('booking_id')}{when} has been cancelled."
-    offer = " If you'd like to come another time, just let me know and I'll book a new tour." if offer_new else ""
-    return text + offer
+    """The cancellation (the policy reads "tour T-... has been cancelled" back: reply_markers.COMPLETED)."""
+    values = {"reference": result.get("booking_id")}
+    if tour and tour.get("date"):
+        values["when"] = human_slot(str(tour["date"]), tour.get("time"), today)
+        text = _("Your tour %(reference)s on %(when)s has been cancelled.") % values
+    else:
+        text = _("Your tour %(reference)s has been cancelled.") % values
+    offer = _("If you'd like to come another time, just let me know and I'll book a new tour.") if offer_new else ""
+    return join([text, offer])
 
 
-def options(slots: list[dict], today: dt.date, question: str = "Which time would you like?") -> str:
+def options(slots: list[dict], today: dt.date) -> str:
     """Exact start times a tool offered when it was given only a part of the day."""
-    return f"These times are open:\n{numbered(slot_lines(slots, today))}\n{question}"
+    return listing(_("These times are open:"), slot_lines(slots, today), _("Which time would you like?"))
 
 
 def no_bookings() -> str:
-    return "I couldn't find any upcoming tours under your contact. Would you like to book one?"
+    return _("I couldn't find any upcoming tours under your contact. Would you like to book one?")
+
+
+def _which_tour_question(action: str) -> str:
+    return _("Which tour would you like to cancel?") if action == "cancel" else _("Which tour would you like to move?")
 
 
 def which_tour(tours: list[dict], action: str, today: dt.date) -> str:
-    verb = "cancel" if action == "cancel" else "move"
-    return f"Which tour would you like to {verb}?\n" + numbered([tour_line(t, today) for t in tours])
+    return listing(_which_tour_question(action), [tour_line(t, today) for t in tours])
 
 
 def manage_error(result: dict, action: str, today: dt.date) -> str:
-    message = str(result.get("message") or "Sorry, I couldn't change that booking.").strip()
+    message = str(result.get("message") or _("Sorry, I couldn't change that booking.")).strip()
     alternatives = result.get("alternatives") or []
     if alternatives and action == "reschedule":  # the new slot is full, closed...: offer the open ones
-        return f"{message} These slots are open:\n{numbered(slot_lines(alternatives, today))}\nWould one of these work?"
+        return _open_alternatives(message, alternatives, today)
     tours = [t for t in result.get("your_bookings") or [] if isinstance(t, dict) and t.get("booking_id")]
     if tours:
-        listed = numbered([tour_line(t, today) for t in tours])
-        verb = "cancel" if action == "cancel" else "move"
-        return f"{message} These are your upcoming tours:\n{listed}\nWhich one would you like to {verb}?"
-    return f"{message} Would you like to book a new tour instead?"
+        question = (_("Which one would you like to cancel?") if action == "cancel"
+                    else _("Which one would you like to move?"))
+        return listing(join([message, _("These are your upcoming tours:")]), [tour_line(t, today) for t in tours],
+                       question)
+    return join([message, _("Would you like to book a new tour instead?")])
 
 
 def moving(tour: dict, today: dt.date) -> str:
-    return f"Sure, let's move your tour on {human_slot(tour['date'], tour.get('time'), today)}."
+    return _("Sure, let's move your tour on %(when)s.") % {"when": human_slot(tour["date"], tour.get("time"), today)}
 
 
 def ask_new_slot(tour: dict | None, today: dt.date) -> str:
-    current = f" from {human_slot(tour['date'], tour.get('time'), today)}" if tour and tour.get("date") else ""
-    return f"What day and time would you like to move your tour{current} to?"
+    if tour and tour.get("date"):
+        return _("What day and time would you like to move your tour from %(when)s to?") % {
+            "when": human_slot(tour["date"], tour.get("time"), today)}
+    return _("What day and time would you like to move your tour to?")
 
 
 def _call_when(best: str, due: str, today: dt.date) -> str:
     """'on Monday 23 November in the morning' from the tool's best time and due date."""
     day = human_date(due, today) if due else ""
-    on_day = f"on {day} " if day else ""
+    on_day = pgettext("when", "on %(date)s") % {"date": day} if day else ""
     if best.lower() in PARTS_OF_DAY:
-        return f"{on_day}in the {best.lower()}"
+        part = _part(best)
+        return pgettext("when: a day, then a time", "%(day)s %(time)s") % {"day": on_day, "time": part} \
+            if on_day else part
     if re.fullmatch(r"\d{1,2}:\d{2}", best):
-        return f"{on_day}at {best}"
+        at = pgettext("when", "at %(time)s") % {"time": best}
+        return pgettext("when: a day, then a time", "%(day)s %(time)s") % {"day": on_day, "time": at} \
+            if on_day else at
     if best.lower() in ("", "anytime", "any time"):
-        return on_day.strip() or "as soon as they can"
+        return on_day or _("as soon as they can")
     return f"{best} ({day})" if day else best
 
 
 def callback_done(result: dict, today: dt.date) -> str:
     details = result.get("details") or {}
     who = str(details.get("parent_name") or "").split()
-    when = _call_when(str(details.get("best_time_to_call") or ""), str(details.get("due_date") or ""), today)
-    topic = f" about {details['topic']}" if details.get("topic") else ""
-    phone = f" on {human_phone(str(details['parent_phone']))}" if details.get("parent_phone") else ""
-    return (
-        f"Thanks{_name_part(who[0] if who else '')}! I've asked our admissions team to call you{phone} {when}{topic}. "
-        f"Your reference is {result.get('callback_id')}."
-    )
+    values = {
+        "name": who[0] if who else "",
+        "when": _call_when(str(details.get("best_time_to_call") or ""), str(details.get("due_date") or ""), today),
+        "topic": details.get("topic"),
+        "phone": human_phone(str(details["parent_phone"])) if details.get("parent_phone") else "",
+        "reference": result.get("callback_id"),
+    }
+    thanks = _("Thanks, %(name)s!") % values if values["name"] else _("Thanks!")
+    if values["phone"] and values["topic"]:
+        asked = _("I've asked our admissions team to call you on %(phone)s %(when)s about %(topic)s.") % values
+    elif values["phone"]:
+        asked = _("I've asked our admissions team to call you on %(phone)s %(when)s.") % values
+    elif values["topic"]:
+        asked = _("I've asked our admissions team to call you %(when)s about %(topic)s.") % values
+    else:
+        asked = _("I've asked our admissions team to call you %(when)s.") % values
+    return join([thanks, asked, _("Your reference is %(reference)s.") % values])
+
+
+def callback_failed() -> str:
+    return _("Sorry, I couldn't arrange the call back.")
 
 
 def ask_callback(missing: list[str], first: bool) -> str:
     wants = {
-        "parent_name": "your name",
-        "parent_phone": "the number to call",
-        "best_time_to_call": "a good time to call",
+        "parent_name": _("your name"),
+        "parent_phone": _("the number to call"),
+        "best_time_to_call": _("a good time to call"),
     }
     items = [wants[f] for f in ("parent_name", "parent_phone", "best_time_to_call") if f in missing]
-    listed = items[0] if len(items) == 1 else ", ".join(items[:-1]) + f" and {items[-1]}"
-    opening = "I'll gladly arrange a call back from our admissions team." if first else "Thank you."
-    return f"{opening} Could you tell me {listed}?"
+    opening = _("I'll gladly arrange a call back from our admissions team.") if first else _("Thank you.")
+    return join([opening, _("Could you tell me %(details)s?") % {"details": _listed(items)}])
+
+
+def child_labels(children: list) -> list[str]:
+    """["Leo (5)", "Mia"] for [{"name": "Leo", "age": 5}, {"name": "Mia"}]."""
+    return [pgettext("a child and their age", "%(child)s (%(age)s)") % {"child": c["name"], "age": c["age"]}
+            if c.get("age") not in (None, "") else str(c["name"])
+            for c in children if isinstance(c, dict) and c.get("name")]
+
+
+def join_names(names: list[str]) -> str:
+    """"Leo", "Leo and Mia", "Leo, Mia and Sam" in the active language."""
+    return _listed(names) if names else ""
 
 
 def _who_comes(details: dict) -> str:
-    child = str(details.get("child_name") or "your child")
-    age = f" ({details['child_age']})" if details.get("child_age") not in (None, "") else ""
-    return f"{child}{age}"
+    """Every child on the tour with their age: "Leo (5) and Mia (3)"."""
+    labels = child_labels(details.get("children") or [])
+    if labels:
+        return _listed(labels)
+    child = str(details.get("child_name") or _("your child"))
+    if details.get("child_age") not in (None, ""):
+        return pgettext("a child and their age", "%(child)s (%(age)s)") % {"child": child, "age": details["child_age"]}
+    return child
 
 
 def _reach(details: dict) -> str:
     ways = [human_phone(str(details["parent_phone"]))] if details.get("parent_phone") else []
     ways += [str(details["parent_email"])] if details.get("parent_email") else []
     name = str(details.get("parent_name") or "")
-    return f"{name} on {' / '.join(ways)}" if name and ways else name or " / ".join(ways)
+    if name and ways:
+        return pgettext("a person and how to reach them", "%(name)s on %(ways)s") % {
+            "name": name, "ways": " / ".join(ways)}
+    return name or " / ".join(ways)
 
 
 def read_back_booking(result: dict, today: dt.date) -> str:
     """Everything that will be booked, before it is (the parent's "yes" books it)."""
     details = result.get("read_back") or {}
-    when = human_slot(details.get("date", ""), details.get("time"), today)
-    place = f" at {details['school']}" if details.get("school") else ""
-    reach = _reach(details)
-    contact = f" We'll send the confirmation to {reach}." if reach else ""
-    return (f"Just to check before I book: a campus tour for {_who_comes(details)} on {when}{place}.{contact} "
-            "Shall I book it?")
+    values = {"who": _who_comes(details), "when": human_slot(details.get("date", ""), details.get("time"), today),
+              "school": details.get("school"), "reach": _reach(details), "event": details.get("event")}
+    if values["event"]:
+        tour = _("Just to check before I book: a place at %(event)s for %(who)s on %(when)s.") % values
+    elif values["school"]:
+        tour = _("Just to check before I book: a campus tour for %(who)s on %(when)s at %(school)s.") % values
+    else:
+        tour = _("Just to check before I book: a campus tour for %(who)s on %(when)s.") % values
+    contact = _("We'll send the confirmation to %(reach)s.") % values if values["reach"] else ""
+    return join([tour, contact, _("Shall I book it?")])
 
 
 def read_back_move(result: dict, today: dt.date) -> str:
     old, new = result.get("from") or {}, result.get("to") or {}
-    was = human_slot(old.get("date", ""), old.get("time"), today)
-    will = human_slot(new.get("date", ""), new.get("time"), today)
-    child = f"{old['child_name']}'s" if old.get("child_name") else "your"
-    return (f"Just to check: I'll move {child} tour {result.get('booking_id')} from {was} to {will}. "
-            "Shall I go ahead and move it?")
+    values = {"child": old.get("child_name"), "reference": result.get("booking_id"),
+              "was": human_slot(old.get("date", ""), old.get("time"), today),
+              "will": human_slot(new.get("date", ""), new.get("time"), today)}
+    if values["child"]:
+        check = _("Just to check: I'll move %(child)s's tour %(reference)s from %(was)s to %(will)s.") % values
+    else:
+        check = _("Just to check: I'll move your tour %(reference)s from %(was)s to %(will)s.") % values
+    return join([check, _("Shall I go ahead and move it?")])
 
 
 def read_back_cancel(result: dict, today: dt.date) -> str:
     tour = result.get("tour") or {}
-    when = human_slot(tour.get("date", ""), tour.get("time"), today)
-    child = f"{tour['child_name']}'s" if tour.get("child_name") else "your"
-    return (f"Just to check: I'll cancel {child} tour {result.get('booking_id')} on {when}. "
-            "Shall I go ahead and cancel it?")
+    values = {"child": tour.get("child_name"), "reference": result.get("booking_id"),
+              "when": human_slot(tour.get("date", ""), tour.get("time"), today)}
+    if values["child"]:
+        check = _("Just to check: I'll cancel %(child)s's tour %(reference)s on %(when)s.") % values
+    else:
+        check = _("Just to check: I'll cancel your tour %(reference)s on %(when)s.") % values
+    return join([check, _("Shall I go ahead and cancel it?")])
 
 
-def unconfirmed(read_back_reply: str) -> str:
-    """The read-back again, for a parent who says thanks or goodbye before answering it."""
-    start = read_back_reply.find("Just to check")
-    if start < 0:
-        return ""
-    return f"Before you go: I haven't done this yet. {read_back_reply[start:]}"
+def unconfirmed(read_back: str) -> str:
+    """The read-back again (`read_back`: from its "Just to check" on), for a parent who says thanks or goodbye
+    before answering it."""
+    return join([_("Before you go: I haven't done this yet."), read_back]) if read_back else ""
 
 
-def noted_details(new: dict) -> str:
-    """"Thanks, Priya: I've noted Ethan (5) and +65 9876 5432." for the details this message gave."""
-    noted = []
-    if new.get("child_name"):
-        age = f" ({new['child_age']})" if new.get("child_age") not in (None, "") else ""
-        noted.append(f"{new['child_name']}{age}")
-    elif new.get("child_age") not in (None, ""):
-        noted.append(f"the age ({new['child_age']})")
+def noted_details(new: dict, children: list | None = None) -> str:
+    """"Thanks, Priya: I've noted Ethan (5) and +65 9876 5432." for the details this message gave (and the
+    children it named)."""
+    noted = [_who_comes({"children": children})] if child_labels(children or []) else []
+    if not noted and new.get("child_name"):
+        noted.append(_who_comes({"child_name": new["child_name"], "child_age": new.get("child_age")}))
+    elif not noted and new.get("child_age") not in (None, ""):
+        noted.append(_("the age (%(age)s)") % {"age": new["child_age"]})
     noted += [human_phone(str(new["parent_phone"]))] if new.get("parent_phone") else []
     noted += [str(new["parent_email"])] if new.get("parent_email") else []
     first = str(new.get("parent_name") or "").split(" ")[0]
     if not noted:
-        return f"Thanks, {first}." if first else ""
-    listed = noted[0] if len(noted) == 1 else ", ".join(noted[:-1]) + f" and {noted[-1]}"
-    return f"Thanks{_name_part(first)}: I've noted {listed}."
+        return _("Thanks, %(name)s.") % {"name": first} if first else ""
+    values = {"name": first, "details": _listed(noted)}
+    return _("Thanks, %(name)s: I've noted %(details)s.") % values if first else \
+        _("Thanks: I've noted %(details)s.") % values
 
 
 def nothing_booked() -> str:
-    return "No problem: I hadn't booked it yet, so nothing is booked and there's nothing to cancel."
+    return _("No problem: I hadn't booked it yet, so nothing is booked and there's nothing to cancel.")
 
 
 def what_to_change() -> str:
-    return "No problem, nothing is changed. What would you like to change?"
+    return _("No problem, nothing is changed. What would you like to change?")

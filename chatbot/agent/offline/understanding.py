@@ -1,7 +1,9 @@
 """What a parent's message says: intents, facts (names, phone, e-mail, child, age, when) and corrections.
 
 Phone numbers go through phonenumbers and dates through dateparser (when.py);
-lexicon.py holds the wording of intents, names and ages. Extraction runs on a
+lexicon.py holds the wording of intents, names and ages. Chinese, Malay and Tamil
+words are first put in English by gloss.py (word lists in lexicons/), so the same
+reading serves all four languages and mixed messages. Extraction runs on a
 masked copy of the text (e-mails, references, phones, dates blanked out) so that
 "Tuesday" is never a name and "+65" never an age.
 """
@@ -17,6 +19,7 @@ import dateparser
 import phonenumbers
 
 from chatbot.agent.offline import lexicon as lx
+from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.when import When, find_when, spans
 
 WHEN_FIELDS = ("preferred_date", "preferred_time")
@@ -35,10 +38,12 @@ class Hints:
     now: dt.time
     tour_times: tuple[str, ...] = ()
     region: str = DEFAULT_REGION
-    asked: frozenset[str] = frozenset()  # what the previous reply asked for (see asked_in)
+    asked: frozenset[str] = frozenset()  # what the previous reply asked for (see reply_markers.asked_in)
     options: int = 0  # how many numbered choices the parent was just shown
     known: dict = field(default_factory=dict)  # current booking facts, to tell which name a correction fixes
     booked_children: tuple[str, ...] = ()  # the children of the parent's booked tours
+    asked_ages_of: tuple[str, ...] = ()  # the children the previous reply asked the age of ("How old is Mia?")
+    known_children: tuple[dict, ...] = ()  # the contact's children in the CRM ({"name", "age"?})
 
 
 @dataclass
@@ -58,6 +63,10 @@ class Reading:
     call_time: str = ""
     relation: str = ""
     correcting: bool = False  # "sorry", "actually", "I meant", "not X"
+    children: list[dict] = field(default_factory=list)  # the children this message names, with ages, in order
+    child_count: int = 0  # how many children it says come ("twins": 2, "my three kids": 3)
+    adds_child: bool = False  # "and her brother Max": one more child, not a new booking or a correction
+    said: dict[str, str] = field(default_factory=dict)  # a question in English words -> the parent's own words
 
     def merge(self, other: "Reading") -> "Reading":
         """This reading with a later message's reading on top (later facts win)."""
@@ -78,7 +87,39 @@ class Reading:
             call_time=other.call_time or self.call_time,
             relation=other.relation or self.relation,
             correcting=self.correcting or other.correcting,
+            children=merge_children(self.children, other.children),
+            child_count=other.child_count or self.child_count,
+            adds_child=self.adds_child or other.adds_child,
+            said={**self.said, **other.said},
         )
+
+
+def merge_children(children: list[dict], said: list[dict]) -> list[dict]:
+    """`children` with what a later message said of children: a child of the same name is updated, a new name
+    fills the first unnamed child ("my two boys" then "Sam and Ben") or is one child more; ages said without
+    names go, in order, to the children still without an age."""
+    merged = [dict(c) for c in children]
+    for child in said:
+        name = str(child.get("name") or "")
+        if not name:
+            target = next((c for c in merged if c.get("age") is None), None)
+            if target is None:
+                target = {}
+                merged.append(target)
+        else:
+            target = next((c for c in merged if str(c.get("name") or "").lower() == name.lower()), None)
+            target = target or next((c for c in merged if not c.get("name")), None)
+            if target is None:
+                target = {}
+                merged.append(target)
+        target.update({k: v for k, v in child.items() if v not in (None, "")})
+    return merged
+
+
+def asked_ages_of(reply: str) -> tuple[str, ...]:
+    """The children a concierge reply asked the age of: ("Mia",) for "And how old is Mia?"."""
+    match = lx.ASKED_AGE_OF.search(reply or "")
+    return tuple(lx.CAP_NAME.findall(match.group(1))) if match else ()
 
 
 @lru_cache(maxsize=64)
@@ -97,11 +138,6 @@ def region_for(time_zone: str, phone: str) -> str:
             if len(columns) >= 3 and columns[2] == time_zone:
                 return columns[0]
     return DEFAULT_REGION
-
-
-def asked_in(reply: str) -> frozenset[str]:
-    """What a concierge reply asked the parent for, so a bare answer ("Leo, 4") can be placed."""
-    return frozenset(key for key, pattern in lx.REPLY_ASKS.items() if pattern.search(reply))
 
 
 def _same_case(word: str, replacement: str) -> str:
@@ -212,7 +248,9 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
     if lx.INJECTION.search(sentence):
         return {"injection"}
     found = set()
-    if lx.KEEP.search(sentence):
+    if lx.WAITLIST.search(sentence):
+        found.add("waitlist")
+    elif lx.KEEP.search(sentence):
         found.add("keep")
     elif lx.CANCEL.search(sentence):
         soft = not lx.CANCEL_WORD.search(sentence)
@@ -222,6 +260,8 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
         found.add("reschedule")
     if lx.CALLBACK.search(sentence):
         found.add("callback")
+    if lx.OPEN_DAY.search(sentence):
+        found.add("open_day")
     if lx.MY_TOUR.search(sentence):
         found.add("my_tour")
     elif lx.BOOK.search(sentence) and not found & {"cancel", "reschedule"}:
@@ -308,7 +348,8 @@ def _reason(sentence: str) -> str:
 
 def read_message(text: str, hints: Hints) -> Reading:
     """Read one parent message."""
-    text = re.sub(r"\b([ap])\.m\.?", r"\1m", text.replace("\u2019", "'"), flags=re.IGNORECASE)
+    glossed = gloss(text)
+    text = re.sub(r"\b([ap])\.m\.?", r"\1m", glossed.text.replace("\u2019", "'"), flags=re.IGNORECASE)
     text = lx.CONTRACTION.sub(lambda m: _same_case(m.group(0), lx.CONTRACTIONS[m.group(0).lower()]), text)
     reading = Reading()
     greeting = lx.GREETING.match(text)
@@ -336,10 +377,13 @@ def read_message(text: str, hints: Hints) -> Reading:
     for sentence in _sentences(text):
         _classify(sentence, reading, hints)
         reading.correcting = reading.correcting or bool(lx.CORRECTION.search(sentence))
-        if "cancel" in reading.intents and not reading.reason and lx.CANCEL.search(sentence):
+        if "cancel" in reading.intents and not reading.reason and (lx.CANCEL.search(sentence)
+                                                                   or lx.REASON.search(sentence)):
             reading.reason = _reason(sentence)
         if lx.SPECIAL.search(sentence):
             reading.facts["special_requirements"] = sentence.strip()[:200]
+    if glossed.languages:  # the FAQ is asked in the parent's own words
+        reading.said = {q: glossed.original(q) for q in reading.questions}
     vague = [q for q in reading.questions if not _names_a_slot(q, hints)]
     if vague and reading.when.part_of_day:  # "do you have after school care?" says nothing about when to come
         asked = [(m.start(), m.end()) for q in vague for m in re.finditer(re.escape(q), masked)]
@@ -347,6 +391,7 @@ def read_message(text: str, hints: Hints) -> Reading:
     if "offtopic" in reading.intents and not reading.questions and reading.intents <= {"offtopic", "greet"}:
         return Reading(intents=reading.intents)  # "what's the weather tomorrow?" asks for no tour tomorrow
     _people(bare, text, reading, hints)
+    _family(bare, text, reading, hints)
     _details(bare, text, reading, hints)
     if reading.correcting:
         reading.corrections |= _corrected(reading)
@@ -392,6 +437,99 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     relation = lx.RELATION.search(bare)
     if relation:
         reading.relation = relation.group(1).lower()
+
+
+def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
+    """Several children, however they are said: names with ages ("Sam (6) and Ella (3)", "Aiden is 7 and Chloe is
+    4"), a list of names after a word for children ("my twins, Leo and Mia"), ages for them in order ("they're 5
+    and 3"), a count ("my two boys", "twins"), one more child ("and her brother Max, 4"), the age of the child
+    just asked about, or the known children of a returning family ("yes, both of them"). What it finds goes to
+    `reading.children` (and replaces the one-child facts, which could not hold it)."""
+    digits = lx.NUMBER_WORD.sub(lambda m: str(lx.NUMBER_WORDS[m.group(1).lower()]), bare)
+    parent = str(reading.facts.get("parent_name") or hints.known.get("parent_name") or "").split(" ")[0].lower()
+    found: list[tuple[int, str, int | None]] = []  # (where, name, age)
+
+    def add(at: int, name: str, age: int | None = None) -> None:
+        name = name.removesuffix("'s")  # "Sam's 6"
+        if name.lower() in lx.NOT_A_NAME or name.lower() == parent or (age is not None and not 0 < age <= MAX_AGE):
+            return
+        found.append((at, name.title() if name.islower() else name, age))
+
+    for match in lx.NAME_AGE.finditer(digits):
+        add(match.start(), match.group(1), int(match.group(2)))
+    for name in hints.asked_ages_of:  # a name just asked about, however it is typed: "chloe just turned 4"
+        match = re.search(rf"\b{re.escape(name)}{lx.NAME_TO_AGE}{lx.NOT_TIME}", digits, re.IGNORECASE)
+        if match and not any(n.lower() == name.lower() for _, n, _ in found):
+            add(match.start(), name, int(match.group(1)))
+    cue = lx.CHILDREN_CUE.search(digits) or found or "child_name" in hints.asked or lx.AGE_LIST.search(digits)
+    lists = [] if not cue else list(lx.NAME_LIST.finditer(digits if "child_name" not in hints.asked
+                                                           else _title_short(digits)))
+    for match in lists:
+        for name in lx.CAP_NAME.finditer(match.group(0)):
+            add(match.start() + name.start(), name.group(0))
+    for match in lx.LOWER_NAME_LIST.finditer(digits):
+        add(match.start(1), match.group(1))
+        add(match.start(2), match.group(2))
+    adds = bool(lx.ADDS_CHILD.search(text)) and not lists
+    sibling = lx.SIBLING_NAME.search(bare) if adds else None
+    if sibling:
+        add(sibling.start(1), sibling.group(1), reading.facts.get("child_age"))
+    named: dict[str, dict] = {}
+    for _, name, age in sorted(found, key=lambda item: item[0]):
+        child = named.setdefault(name.lower(), {"name": name})
+        if age is not None:
+            child["age"] = age
+    children = list(named.values())
+    if "family_again" in hints.asked:  # "Is the tour for Leo and Mia again?" "yes, both" / "just Mia"
+        words = {w.lower() for w in re.findall(r"[A-Za-z'-]+", text)}
+        again = [dict(c) for c in hints.known_children if str(c.get("name", "")).lower() in words]
+        if again or "yes" in reading.intents or "both" in words:
+            children = merge_children(again or [dict(c) for c in hints.known_children], children)
+    ages = _ages_in_order(digits)
+    if ages and (children or hints.asked_ages_of or hints.asked & {"child_age", "child_name"}):
+        if not children:  # "5 and 3" to "How old are Leo and Mia?"
+            children = [{"name": name} for name in hints.asked_ages_of]
+        without = [c for c in children if "age" not in c]
+        for child, years in zip(without, ages, strict=False):
+            child["age"] = years
+        children += [{"age": years} for years in ages[len(without):]]
+    same = lx.SAME_AGE.search(digits)
+    if same and 0 < int(same.group(1)) <= MAX_AGE and not ages:
+        children = [{**c, "age": c.get("age", int(same.group(1)))} for c in children] or [
+            {"name": n, "age": int(same.group(1))} for n in hints.asked_ages_of]
+    age = reading.facts.get("child_age")
+    if not children and hints.asked_ages_of and age is not None:  # "she's 3" to "How old is Mia?"
+        children = [{"name": hints.asked_ages_of[0], "age": age}] if len(hints.asked_ages_of) == 1 else [
+            {"age": age}]  # to "How old are Sam and Ben?": the first of them still without an age
+    group = lx.GROUP.search(digits)
+    count = lx.CHILD_COUNT.search(digits)
+    reading.child_count = lx.GROUP_SIZES[group.group(1).lower()] if group else int(count.group(1)) if count else 0
+    if reading.child_count and same and not children:  # "twins, they're 4": two children of that age
+        children = [{"age": int(same.group(1))} for _ in range(reading.child_count)]
+    several = len(children) >= 2 or reading.child_count >= 2 or (adds and children)
+    if several or hints.asked_ages_of or "family_again" in hints.asked:
+        reading.children = children
+        reading.adds_child = adds and bool(children)
+        if children or reading.child_count >= 2:
+            reading.facts.pop("child_name", None)
+            reading.facts.pop("child_age", None)
+
+
+def _title_short(text: str) -> str:
+    """A short answer with its words capitalised ("leo and mia" -> "Leo And Mia"), so names typed in lower case
+    after "What are their names?" read as names; "and" stays lower case."""
+    if len(text.split()) > 8:
+        return text
+    return re.sub(r"\b[a-z][a-z'-]+", lambda m: m.group(0) if m.group(0) in lx.AND_WORDS else m.group(0).title(), text)
+
+
+def _ages_in_order(text: str) -> list[int]:
+    """"they're 5 and 3" -> [5, 3]; "aged 6, 4 and 2" -> [6, 4, 2]."""
+    match = lx.AGE_LIST.search(text)
+    if not match:
+        return []
+    ages = [int(match.group(1)), *(int(a) for a in re.findall(r"\d{1,2}", match.group(2))), int(match.group(3))]
+    return ages if all(0 < a <= MAX_AGE for a in ages) else []
 
 
 def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:

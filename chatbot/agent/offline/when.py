@@ -215,20 +215,27 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
 ]
 
 
+def rewrite(text: str, index: list[int], pattern: re.Pattern, repl: str | Callable[[re.Match], str]
+            ) -> tuple[str, list[int]]:
+    """`text` with every match of `pattern` replaced, and `index` (where each character came from) kept in step."""
+    out: list[str] = []
+    out_index: list[int] = []
+    last = 0
+    for match in pattern.finditer(text):
+        new = match.expand(repl) if isinstance(repl, str) else repl(match)
+        out.append(text[last : match.start()] + new)
+        out_index += index[last : match.start()] + [index[match.start()]] * len(new)
+        last = match.end()
+    if not out:
+        return text, index
+    return "".join(out) + text[last:], out_index + index[last:]
+
+
 def normalise(text: str) -> tuple[str, list[int]]:
     """`text` with spoken times in digits, and for each character of it (and its end) where it was in `text`."""
     index = list(range(len(text) + 1))
     for pattern, repl in _SPOKEN:
-        out: list[str] = []
-        out_index: list[int] = []
-        last = 0
-        for match in pattern.finditer(text):
-            new = match.expand(repl) if isinstance(repl, str) else repl(match)
-            out.append(text[last : match.start()] + new)
-            out_index += index[last : match.start()] + [index[match.start()]] * len(new)
-            last = match.end()
-        if out:
-            text, index = "".join(out) + text[last:], out_index + index[last:]
+        text, index = rewrite(text, index, pattern, repl)
     return text, index
 
 
@@ -454,7 +461,9 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
     dates = _preferred(all_dates, norm)
     for match in dates:
         parsed = _date_of(match.group(0).strip(), today, base)
-        if parsed is not None:
+        same_day = when.kind == "exact" and when.date and parsed and parsed.kind == "weekday" and (
+            parsed.date.weekday() == when.date.weekday())
+        if parsed is not None and not same_day:  # "3/12 (Thursday)": the weekday only agrees with the date
             when = replace(parsed, time=when.time, part_of_day=when.part_of_day, date_phrase=said(*match.span()))
     if len(dates) >= 2 and RANGE_JOIN.fullmatch(norm[dates[-2].end() : dates[-1].start()]):
         first = _date_of(dates[-2].group(0).strip(), today, base)
@@ -486,26 +495,6 @@ def read_time(text: str, tour_times: tuple[str, ...] = ()) -> str | None:
 
 
 _ANY_DAY, _NOON = dt.date(2000, 1, 3), dt.time(12)
-
-
-
-def weekday_name(day: dt.date) -> str:
-    return WEEKDAYS[day.weekday()].capitalize()
-
-
-def human_date(iso: str | dt.date, today: dt.date | None = None) -> str:
-    """'Wednesday 25 November' (with the year when it is not this year's)."""
-    try:
-        day = iso if isinstance(iso, dt.date) else dt.date.fromisoformat(str(iso))
-    except ValueError:
-        return str(iso)
-    text = f"{weekday_name(day)} {day.day} {day.strftime('%B')}"
-    return f"{text} {day.year}" if today and day.year != today.year else text
-
-
-def human_slot(date: str, time: str | None, today: dt.date | None = None) -> str:
-    """'Wednesday 25 November at 09:00'."""
-    return f"{human_date(date, today)} at {time}" if time else human_date(date, today)
 
 
 def warm_up() -> None:

@@ -3,6 +3,7 @@
     manage.py bench                                   # everything, a table on stdout, progress on stderr
     manage.py bench --only turn_overhead,booking_race
     manage.py bench --quick --json                    # a small smoke run, JSON on stdout (the tests use this)
+    manage.py bench --only turn_overhead --peer       # our turn beside LangGraph's ReAct agent, same run
 
 Runs against the configured DATABASE_URL / REDIS_URL (PostgreSQL + Redis for the reference figures). Each
 benchmark makes its own `bench-...` school and deletes it afterwards; the servers it starts (daphne, Celery)
@@ -68,6 +69,9 @@ class Command(BaseCommand):
                             help="prompt_growth: parent messages in the conversation (default 40).")
         parser.add_argument("--console-conversations", type=int,
                             help="console: conversations to seed (default 10000; 20 messages each).")
+        parser.add_argument("--peer", action="store_true",
+                            help="turn_overhead: also time LangGraph's prebuilt ReAct agent (AsyncPostgresSaver) on "
+                                 "the same turn and database, installed on first use in .bench/peer-venv.")
         parser.add_argument("--clean", action="store_true",
                             help="Delete leftover bench-... schools of interrupted runs, then exit.")
         parser.add_argument("--no-progress", action="store_true", help="No progress lines on stderr.")
@@ -122,6 +126,7 @@ class Command(BaseCommand):
             options.console_messages = options.console_conversations * 20
         if opts.get("sockets"):
             options.sockets = _ints(opts["sockets"])
+        options.peer = bool(opts.get("peer"))
         return options
 
     def _run_one(self, name: str, ctx: Context) -> Result:

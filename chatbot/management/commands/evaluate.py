@@ -215,7 +215,7 @@ class Command(BaseCommand):
         for failure in result.failures:
             console.print(f"  [red]✗ {escape(failure)}[/red]")
         for entry in result.transcript:
-            who = "Parent   " if entry["role"] == "parent" else "Concierge"
+            who = {"parent": "Parent   ", "event": "Meanwhile"}.get(entry["role"], "Concierge")
             text = escape(entry["text"]).replace("\n", "\n" + " " * 15)
             console.print(f"    {who}: {text}")
             if entry.get("tools"):

@@ -1,0 +1,109 @@
+"""The parent's language: recognised per message, remembered on the contact, answered in.
+
+Four languages, each a Django language code: English ("en"), Simplified Chinese
+("zh-hans"), Malay ("ms") and Tamil ("ta"). English is the school's fallback.
+
+How a message's language is decided, in order:
+1. Script: any Han character is Chinese, any Tamil letter is Tamil ("can book tour 星期四?" is Chinese).
+2. Code-mixed Latin text: a word of the Malay marker list (`language_markers.json`, data: common words, not
+   written in lower case, and day and month names in any case) makes it Malay ("can book tour hari Khamis?"):
+   a mixed message counts as the non-English language present.
+3. Sentences: lingua (offline n-gram models, restricted to English and Malay) decides when it is confident
+   and has at least two words to go on. Capitalised words after the first are left out first: they are
+   mostly names, and "Muhammad bin Abdullah" alone says nothing about the language the parent writes in.
+4. Otherwise ("ok", "Leo, 5", "91234567") the message keeps the language the contact was already using.
+"""
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+
+from django.conf import settings
+from django.utils.translation.trans_real import DjangoTranslation
+from django.views.i18n import JavaScriptCatalog
+from lingua import Language, LanguageDetector, LanguageDetectorBuilder
+
+from bookings.models import School
+from crm.models import Contact
+
+ENGLISH, CHINESE, MALAY, TAMIL = "en", "zh-hans", "ms", "ta"
+CODES = (ENGLISH, CHINESE, MALAY, TAMIL)
+# lingua's relative confidence from which a message of two words, or of three and more, decides the language
+CONFIDENT, SURE_ENOUGH = 0.9, 0.7
+
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+TAMIL_SCRIPT = re.compile(r"[\u0b80-\u0bff]")
+WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+MARKERS_FILE = Path(__file__).with_name("language_markers.json")
+
+
+@cache
+def _markers(code: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(words that mark the language when written in lower case, names of days and months in any case)."""
+    data = json.loads(MARKERS_FILE.read_text(encoding="utf-8"))[code]
+    return frozenset(data["words"]), frozenset(data["proper"])
+
+
+@cache
+def _detector() -> LanguageDetector:
+    return LanguageDetectorBuilder.from_languages(Language.ENGLISH, Language.MALAY).build()
+
+
+def warm_up() -> None:
+    """lingua loads its models on first use (~0.15 s): pay that at start-up, not in a parent's turn."""
+    detect("terima kasih, see you")
+
+
+def _sentence_words(text: str) -> list[str]:
+    """The words, less capitalised ones after the first (names, mostly)."""
+    words = WORD.findall(text)
+    return [w for i, w in enumerate(words) if i == 0 or not w[:1].isupper() or w.isupper()]
+
+
+def detect(text: str, previous: str = "") -> str:
+    """The language of one message (a code of CODES), or `previous` when the message does not tell."""
+    if HAN.search(text):
+        return CHINESE
+    if TAMIL_SCRIPT.search(text):
+        return TAMIL
+    words, proper = _markers(MALAY)
+    written = WORD.findall(text)
+    lower = [w.lower() for w in written if w.islower() or len(written) == 1]  # "Boleh?" alone is no name
+    if any(w in words for w in lower) or any(w.lower() in proper for w in written):
+        return MALAY
+    sentence = _sentence_words(text)
+    if len(sentence) >= 2:  # one word ("ya", "Sengkang") is too little for statistics
+        found = _detector().compute_language_confidence_values(" ".join(sentence))[0]
+        if found.value >= (CONFIDENT if len(sentence) == 2 else SURE_ENOUGH):
+            return MALAY if found.language == Language.MALAY else ENGLISH
+    return previous
+
+
+def offered(code: str, languages: list[str] | tuple[str, ...]) -> str:
+    """`code` if the school offers it, else English (the school's fallback)."""
+    return code if code in languages and code in CODES else ENGLISH
+
+
+def remember(contact: Contact, text: str) -> str:
+    """The language of the contact's new message (theirs so far when it does not tell); kept on the contact."""
+    language = detect(text, contact.language or ENGLISH)
+    if language != contact.language:
+        contact.language = language
+        Contact.objects.filter(pk=contact.pk).update(language=language)
+    return language
+
+
+def reply_language(school: School, contact: Contact) -> str:
+    """The language to answer the contact in: the one they last wrote in, when the school offers it."""
+    return offered(contact.language or ENGLISH, school.languages)
+
+
+@cache
+def widget_texts(code: str) -> dict:
+    """The web chat widget's own words in `code` (the project's "djangojs" catalogue; English: the widget's)."""
+    if code == ENGLISH:
+        return {}
+    catalogue = JavaScriptCatalog()
+    catalogue.translation = DjangoTranslation(code, domain="djangojs", localedirs=settings.LOCALE_PATHS)
+    return catalogue.get_catalog()

@@ -1,0 +1,107 @@
+"""Messages to a parent that no message of theirs asked for: what staff did, a seat offered from the waitlist,
+the follow-up after a tour. Each is stored on the parent's latest conversation (so it is in the transcript and,
+for the concierge's own words, in the agent's history) and handed to that channel's observer.
+"""
+
+import importlib
+import logging
+
+from asgiref.sync import async_to_sync
+from django.utils import translation
+from django.utils.translation import gettext as _
+
+from bookings import signals, waitlist
+from bookings.models import TourBooking, WaitlistEntry
+from chatbot.agent.offline import replies
+from chatbot.channels.base import observer_for
+from chatbot.dates import human_slot
+from chatbot.language import reply_language
+from chatbot.models import Message
+from chatbot.selectors import latest_conversation
+from chatbot.services import store_outbound
+from crm.identity import format_phone
+from crm.models import Contact
+
+logger = logging.getLogger(__name__)
+
+
+def _observer(channel: str):
+    """The channel's observer; its module registers it on import (the web one is imported by the ASGI routing)."""
+    try:
+        importlib.import_module(f"chatbot.channels.{channel}")
+    except ModuleNotFoundError:
+        pass  # a channel without a module of its own (the terminal) registers its observer where it runs
+    except Exception:
+        logger.exception("the channel module for %s failed to import", channel)
+    return observer_for(channel)
+
+
+def tell_contact(contact_id: int, text: str, *, role: str = Message.Role.ASSISTANT) -> Message | None:
+    """Store `text` on the contact's latest conversation and deliver it on that conversation's channel.
+
+    A delivery failure is logged, never raised: what the message reports has happened.
+    Returns None when the parent has never chatted (nothing to answer into)."""
+    conversation = latest_conversation(contact_id)
+    if conversation is None:
+        logger.info("no conversation to reach contact %s through", contact_id)
+        return None
+    message = store_outbound(conversation, text, role=role)
+    try:
+        async_to_sync(_observer(conversation.channel).reply)(conversation, message)
+    except Exception:  # the channel is down or refuses: staff see the message in the transcript
+        logger.exception("could not deliver message %s on %s", message.pk, conversation.channel)
+    return message
+
+
+def offer_text(offer: dict) -> str:
+    """The seat offer, which is also its read-back: a "yes" to it books the tour (chatbot/agent/tools.py).
+    In the language active at the call (see `_in_their_language`)."""
+    values = {**offer, "child": offer["child_name"], "phone": format_phone(offer["parent_phone"]),
+              "age": f" ({offer['child_age']})" if offer.get("child_age") is not None else "",
+              "label": human_slot(offer["date"], offer["time"]),
+              "held_until": human_slot(offer["held_until_date"], offer["held_until_time"])}
+    return replies.join([
+        _("Good news: a seat has opened on the campus tour on %(label)s at %(school)s, the one you're on the "
+          "waitlist for.") % values,
+        _("I'm holding it for %(child)s%(age)s until %(held_until)s.") % values,
+        _("We'll send the confirmation to %(parent_name)s on %(phone)s.") % values,
+        _("Shall I book it? (If you'd rather not, just say no and it goes to the next family.)"),
+    ])
+
+
+def _in_their_language(contact_id: int):
+    """The parent's language for a message they did not ask for (chatbot.language.reply_language)."""
+    contact = Contact.objects.select_related("school").get(pk=contact_id)
+    return translation.override(reply_language(contact.school, contact))
+
+
+def send_seat_offer(sender, entry: WaitlistEntry, **kwargs) -> None:
+    """`seat_offered` receiver: tell the family on their channel."""
+    entry = WaitlistEntry.objects.select_related("slot", "school").get(pk=entry.pk)
+    if entry.status == WaitlistEntry.Status.OFFERED:
+        with _in_their_language(entry.contact_id):
+            tell_contact(entry.contact_id, offer_text(waitlist.describe_offer(entry)))
+
+
+def follow_up_text(booking: TourBooking) -> str:
+    """After the tour: thanks and the school's next step (the school's own words), or, for a family that did not
+    come, an offer to rebook (whose yes the concierge reads as a yes to booking: "Would you like to book ...")."""
+    school, local = booking.school, booking.local_start
+    values = {"school": school.name, "child": booking.child_name, "when": human_slot(
+        local.date().isoformat(), f"{local:%H:%M}", local.date())}
+    if booking.status == TourBooking.Status.COMPLETED:
+        next_step = school.after_tour_next_step.strip() or _("If you have any questions, just reply here.")
+        return replies.join([_("Thank you for visiting %(school)s with %(child)s!") % values, next_step])
+    return replies.join([_("We missed you at the campus tour on %(when)s for %(child)s.") % values,
+                         _("No problem at all: would you like to book another tour? Just tell me a day that "
+                           "suits you.")])
+
+
+def send_tour_follow_up(sender, booking: TourBooking, **kwargs) -> None:
+    """`tour_outcome_recorded` receiver: the follow-up on the parent's channel."""
+    with _in_their_language(booking.contact_id):
+        tell_contact(booking.contact_id, follow_up_text(booking))
+
+
+signals.seat_offered.connect(send_seat_offer, dispatch_uid="chatbot.outreach.send_seat_offer")
+signals.tour_outcome_recorded.connect(send_tour_follow_up, dispatch_uid="chatbot.outreach.send_tour_follow_up")

@@ -1,0 +1,88 @@
+"""FAQ entries per language: a question in one language finds the entry written in another, and the answer is
+the version in the question's language when there is one, else says which language it is in."""
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError
+
+from chatbot.agent.offline.replies import faq_answer
+from chatbot.faq import answer_question
+from chatbot.models import FaqEntry
+from chatbot.services import save_faq_translations
+from tests.factories import FaqEntryFactory, SchoolFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    ("请问学费大概多少钱？", "学费每学期收取一次"),
+    ("Berapa bayaran untuk sekolah rendah?", "tiga penggal setahun"),
+    ("கட்டணம் எவ்வளவு ஆகும்?", "வசூலிக்கப்படும்"),
+    ("What do you charge per year?", "invoiced per term"),
+])
+def test_the_answer_comes_in_the_questions_language(demo_schools, question, words):
+    result = answer_question(demo_schools["tampines"], question)
+    assert result["status"] == "success"
+    assert words in result["answer"]
+    assert "answer_language" not in result
+
+
+def test_without_a_version_in_that_language_the_answer_says_its_language(demo_schools):
+    result = answer_question(demo_schools["tampines"], "学校的校服是什么样的？")
+    assert result["status"] == "success"
+    assert "Uniform Shop" in result["answer"]
+    assert (result["answer_language"], result["question_language"]) == ("en", "zh-hans")
+    assert "(We have this answer in English only.)" in faq_answer(result)
+
+
+def test_an_entry_written_only_in_chinese_answers_an_english_question():
+    school = SchoolFactory()
+    FaqEntryFactory(school=school, question="How big are the classes?", answer="About 20 children.")
+    FaqEntryFactory(school=school, language="zh-hans", question="学校有游泳池吗？", answer="有，一个25米的游泳池。")
+    result = answer_question(school, "Do you have a swimming pool?")
+    assert result["answer"] == "有，一个25米的游泳池。"
+    assert (result["answer_language"], result["question_language"]) == ("zh-hans", "en")
+    assert "Chinese only" in faq_answer(result)
+
+
+def test_two_questions_in_two_languages_of_answer():
+    school = SchoolFactory()
+    fees = FaqEntryFactory(school=school, question="What are the fees?", answer="S$20,000 a year.")
+    FaqEntryFactory(school=school, question="Is there a school bus?", answer="Yes, door to door.")
+    save_faq_translations(fees, {"zh-hans": {"question": "学费多少？", "answer": "每年两万新元。"}})
+    result = answer_question(school, "学费多少？有没有校车？")
+    assert [a["answer"] for a in result["answers"]] == ["每年两万新元。", "Yes, door to door."]
+    assert result["answers"][1]["answer_language"] == "en"
+
+
+def test_saving_translations_again_keeps_the_ones_there():
+    entry = FaqEntryFactory(question="Is there parking?", answer="Yes.")
+    assert save_faq_translations(entry, {"ms": {"question": "Ada tempat letak kereta?", "answer": "Ada."}}) == 1
+    assert save_faq_translations(entry, {"ms": {"question": "Ada parkir?", "answer": "Ada, percuma."},
+                                         "zh-hans": {"question": "有停车位吗？", "answer": "有。"}}) == 1
+    assert entry.translations.get(language="ms").answer == "Ada."
+    assert entry.translations.get(language="zh-hans").answer == "有。"
+
+
+def test_one_translation_per_language():
+    entry = FaqEntryFactory()
+    FaqEntryFactory(school=entry.school, translation_of=entry, language="zh-hans")
+    with pytest.raises(IntegrityError):
+        FaqEntryFactory(school=entry.school, translation_of=entry, language="zh-hans")
+
+
+@pytest.mark.parametrize("problem", ["a translation", "another school", "the same language"])
+def test_a_translation_must_fit_its_entry(problem):
+    entry = FaqEntryFactory()
+    original = {
+        "a translation": FaqEntryFactory(school=entry.school, translation_of=entry, language="ms"),
+        "another school": FaqEntryFactory(),
+        "the same language": entry,
+    }[problem]
+    language = "en" if problem == "the same language" else "zh-hans"
+    with pytest.raises(ValidationError):
+        FaqEntry(school=entry.school, language=language, translation_of=original, question="Q?", answer="A").clean()
+
+
+def test_entries_are_english_unless_said_otherwise():
+    assert FaqEntryFactory().language == "en"

@@ -1,0 +1,145 @@
+"""The parent's language: recognised per message, stored on it and on the contact, answered in.
+
+The phrases are my own, written as Singapore parents write: whole sentences in one
+language, English with a Malay or Chinese word in it, and the short answers
+("ok", "Leo, 5", a phone number) that say nothing about the language.
+"""
+
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import override_settings
+from django.urls import reverse
+
+from chatbot.calendar import calendar_file
+from chatbot.language import detect, reply_language
+from chatbot.models import Message
+from chatbot.services import receive
+from crm.models import Contact
+from tests.factories import ContactFactory, SchoolFactory, TourBookingFactory
+
+
+@pytest.mark.parametrize("text", [
+    "我想带孩子来参观学校",
+    "请问星期五上午有位吗？",
+    "Hi, can I book a tour 星期四 afternoon?",  # mixed: the Chinese counts
+    "好的 thanks",
+])
+def test_han_script_is_chinese(text):
+    assert detect(text, "en") == "zh-hans"
+
+
+@pytest.mark.parametrize("text", [
+    "எனக்கு ஒரு பள்ளி சுற்றுப்பார்வை வேண்டும்",
+    "tour book பண்ணலாமா?",  # mixed
+    "நன்றி",
+])
+def test_tamil_script_is_tamil(text):
+    assert detect(text, "en") == "ta"
+
+
+@pytest.mark.parametrize("text", [
+    "Saya nak tempah lawatan untuk anak saya",
+    "Berapa yuran bulanan sekolah ini?",
+    "can book tour hari Khamis?",  # English with a Malay day: Malay
+    "Thursday pagi ok?",
+    "esok boleh tak",
+    "Boleh",
+])
+def test_malay_whole_or_mixed(text):
+    assert detect(text, "en") == "ms"
+
+
+@pytest.mark.parametrize("text", [
+    "Hello, I would like to visit the school next week",
+    "What time does the school day end?",
+    "can I change my tour to Friday instead",
+    "no thanks, that's all",
+])
+def test_english_sentences(text):
+    assert detect(text, "ms") == "en"
+
+
+@pytest.mark.parametrize("text", ["ok", "Leo, 5", "91234567", "Siti Aminah", "Muhammad bin Abdullah 98765432",
+                                  "Hari Krishnan", "👍"])
+def test_a_message_that_does_not_tell_keeps_the_language_in_use(text):
+    assert detect(text, "zh-hans") == "zh-hans"
+    assert detect(text, "ms") == "ms"
+
+
+def test_the_reply_language_is_one_the_school_offers(db):
+    school = SchoolFactory(languages=["en", "zh-hans"])
+    assert reply_language(school, ContactFactory(school=school, language="zh-hans")) == "zh-hans"
+    assert reply_language(school, ContactFactory(school=school, language="ta")) == "en"  # not offered
+    assert reply_language(school, ContactFactory(school=school, language="")) == "en"
+
+
+@pytest.fixture
+def offline():
+    with override_settings(LLM_MODEL="offline/policy", CHAT_BURST_WINDOW_SECONDS=0):
+        yield
+
+
+def _say(school, contact, text: str) -> Message:
+    async_to_sync(receive)(school=school, contact=contact, channel="web", text=text)
+    return Message.objects.filter(conversation__contact=contact, role="assistant").latest("id")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_message_and_the_contact_remember_the_language(school, offline):
+    contact = ContactFactory(school=school, phone="", email="", name="")
+    _say(school, contact, "你好")
+    _say(school, contact, "ok")
+    _say(school, contact, "Selamat pagi, saya nak tanya sesuatu")
+    languages = list(Message.objects.filter(conversation__contact=contact, role="user")
+                     .order_by("id").values_list("language", flat=True))
+    assert languages == ["zh-hans", "zh-hans", "ms"]
+    assert Contact.objects.get(pk=contact.pk).language == "ms"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_reply_is_written_in_the_parents_language(school, offline):
+    contact = ContactFactory(school=school, phone="", email="", name="")
+    reply = _say(school, contact, "Hi 你好")  # understood from its English, answered in Chinese
+    assert reply.language == "zh-hans"
+    assert "您好" in reply.text and "I can book" not in reply.text, reply.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_language_the_school_does_not_offer_is_answered_in_english(offline):
+    school = SchoolFactory(languages=["en", "ms"])
+    contact = ContactFactory(school=school, phone="", email="", name="")
+    reply = _say(school, contact, "Hi 你好")
+    assert Message.objects.filter(conversation__contact=contact, role="user").get().language == "zh-hans"
+    assert reply.language == "en" and reply.text.startswith("Hello"), reply.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_chinese_booking_is_read_back_and_booked_in_chinese(school, next_weekday, offline):
+    """English booking words with Chinese in them: the whole exchange is in Chinese, and the policy still
+    reads its own Chinese read-back, so the parent's yes books the tour."""
+    day = next_weekday(school, 2)
+    contact = ContactFactory(school=school, phone="", email="", name="")
+    reply = _say(school, contact, f"Hi 你好, I'm Jon Tan +65 9123 4567, tour for my son Leo, 6, on "
+                                  f"{day:%A} {day.day} {day:%B} at 9am 谢谢")
+    assert "确认一下" in reply.text and f"{day.month}月{day.day}日" in reply.text and "09:00" in reply.text, reply.text
+    assert not contact.tour_bookings.exists()
+    reply = _say(school, contact, "yes")
+    booking = contact.tour_bookings.get()
+    assert booking.child_name == "Leo" and booking.reference in reply.text
+    assert "预约编号是" in reply.text, reply.text
+
+
+def test_the_chat_page_speaks_the_browsers_language_when_the_school_offers_it(client, db):
+    school = SchoolFactory(languages=["en", "zh-hans"])
+    url = reverse("chatbot:chat", kwargs={"school_slug": school.slug})
+    page = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    assert '<html lang="zh-hans">' in page and f"<title>与{school.name}对话</title>" in page
+    page = client.get(url, HTTP_ACCEPT_LANGUAGE="ta-IN,ta").content.decode()
+    assert '<html lang="en">' in page and f"<title>Chat with {school.name}</title>" in page  # not offered
+
+
+def test_the_calendar_file_is_in_the_parents_language(db):
+    booking = TourBookingFactory(contact=ContactFactory(language="zh-hans"), child_name="Aisyah")
+    ics = calendar_file(booking)
+    assert f"SUMMARY:{booking.school.name}校园参观（Aisyah）" in ics
+    assert f"DESCRIPTION:预约编号 {booking.reference}。" in ics

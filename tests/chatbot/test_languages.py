@@ -1,0 +1,204 @@
+"""The offline reader in Malay, Chinese and Tamil, and in messages that mix them with English.
+
+Every phrase here was written for these tests (none is a scenario's or a word list's own example), in the
+ways parents in Singapore write: names, children and ages, days and times, the four requests and FAQ
+questions, a yes to a read-back.
+"""
+
+import datetime as dt
+
+import dateparser
+import pytest
+
+from chatbot.agent.confirmation import says_yes
+from chatbot.agent.datetimes import parse_date, parse_time
+from chatbot.agent.offline import gloss as gloss_module
+from chatbot.agent.offline.gloss import gloss
+from chatbot.agent.offline.understanding import Hints, read_message
+
+TODAY = dt.date(2026, 11, 25)  # a Wednesday
+HINTS = Hints(today=TODAY, now=dt.time(9), tour_times=("09:00", "11:00", "14:00", "16:00"))
+THU, FRI, MON = dt.date(2026, 11, 26), dt.date(2026, 11, 27), dt.date(2026, 11, 30)
+
+
+def read(text: str):
+    return read_message(text, HINTS)
+
+
+# --- names, phones, children and ages --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Nama saya Farah binti Ahmad", "Farah binti Ahmad"),
+    ("Assalamualaikum, saya Kamal. Nak tanya sikit", "Kamal"),
+    ("我叫林晓燕", "林晓燕"),
+    ("您好，我是张伟", "张伟"),
+    ("வணக்கம், என் பெயர் லக்ஷ்மி", "லக்ஷ்மி"),
+    ("நான் செல்வம்", "செல்வம்"),
+    ("hi, my name Ravi Kumar, saya nak tanya", "Ravi Kumar"),
+])
+def test_the_parents_name(text, name):
+    assert read(text).facts.get("parent_name") == name
+
+
+@pytest.mark.parametrize("text", ["Nombor telefon saya 9123 4567", "no hp saya 9123 4567", "手机号码 9123 4567",
+                                  "என் கைபேசி எண் 9123 4567"])
+def test_the_words_for_phone_number_are_no_name(text):
+    facts = read(text).facts
+    assert facts.get("parent_phone") == "+6591234567"
+    assert "parent_name" not in facts
+
+
+@pytest.mark.parametrize(("text", "child", "age"), [
+    ("anak saya Hakim berumur tiga tahun", "Hakim", 3),
+    ("nama anak saya Sofea, 4 tahun", "Sofea", 4),
+    ("anak perempuan saya 6 tahun", None, 6),
+    ("我女儿叫欣怡，五岁", "欣怡", 5),
+    ("我儿子今年三岁", None, 3),
+    ("孩子两岁半", None, 2),
+    ("என் மகன் பெயர் கார்த்திக், அவனுக்கு மூன்று வயது", "கார்த்திக்", 3),
+    ("மகள் 4 வயது", None, 4),
+    ("my girl Meena 6 tahun", "Meena", 6),
+    ("saya ibu kepada Hana, 4 tahun", "Hana", 4),
+    ("他叫子轩，六岁", "子轩", 6),
+])
+def test_a_child_and_age(text, child, age):
+    facts = read(text).facts
+    assert facts.get("child_age") == age
+    assert facts.get("child_name") == child
+
+
+# --- days and times --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "day", "time"), [
+    ("hari Jumaat pukul 3 petang", FRI, "15:00"),
+    ("esok pukul 9 pagi", THU, "09:00"),
+    ("lusa", FRI, None),
+    ("Isnin minggu depan", MON, None),
+    ("10 Disember, pukul 11 pagi", dt.date(2026, 12, 10), "11:00"),
+    ("明天下午三点", THU, "15:00"),
+    ("下星期一上午十点半", MON, "10:30"),
+    ("星期五早上九点", FRI, "09:00"),
+    ("12月10日下午四点", dt.date(2026, 12, 10), "16:00"),
+    ("后天中午十二点", FRI, "12:00"),
+    ("நாளை காலை 9 மணிக்கு", THU, "09:00"),
+    ("வெள்ளிக்கிழமை மதியம் 2 மணிக்கு", FRI, "14:00"),
+    ("அடுத்த வாரம் திங்கட்கிழமை", MON, None),
+    ("வியாழக்கிழமை", THU, None),
+    ("can book tour hari Khamis?", THU, None),
+    ("明天 11am can?", THU, "11:00"),
+    ("Monday காலை 9 மணிக்கு ok?", MON, "09:00"),
+    ("3/12 (Thursday) at 2pm", dt.date(2026, 12, 3), "14:00"),  # the weekday only agrees with the date
+])
+def test_a_day_and_time(text, day, time):
+    when = read(text).when
+    assert (when.date or when.start) == day
+    assert when.time == time
+
+
+# --- what the parent asks for ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "intent"), [
+    ("Saya nak buat tempahan untuk lawatan sekolah", "book"),
+    ("tolong batalkan tempahan saya", "cancel"),
+    ("boleh anjakkan lawatan saya ke minggu depan?", "reschedule"),
+    ("minta pihak sekolah hubungi saya semula", "callback"),
+    ("我想带孩子来参观学校", "book"),
+    ("帮我取消这个预约", "cancel"),
+    ("能不能改个时间？", "reschedule"),
+    ("请找人打电话给我", "callback"),
+    ("பள்ளியை பார்வையிட விரும்புகிறேன்", "book"),
+    ("என் முன்பதிவை ரத்து செய்ய வேண்டும்", "cancel"),
+    ("என் சுற்றுலா நேரத்தை மாற்ற வேண்டும்", "reschedule"),
+    ("தயவு செய்து என்னை அழைக்கவும்", "callback"),
+    ("can book tour hari Khamis?", "book"),
+    ("pls cancel my tour, tak dapat datang", "cancel"),
+    ("can visit sekolah on Friday morning?", "book"),
+    ("Boleh datang tengok sekolah hari Isnin?", "book"),
+])
+def test_the_request(text, intent):
+    assert intent in read(text).intents
+
+
+@pytest.mark.parametrize("text", ["Berapa yuran untuk tadika?", "学校有校服吗？", "சீருடை எங்கே வாங்குவது?"])
+def test_a_question_goes_to_the_faq_in_the_parents_own_words(text):
+    reading = read(text)
+    assert reading.questions
+    assert [reading.said[q] for q in reading.questions] == [text]
+
+
+@pytest.mark.parametrize("text", ["ya betul", "boleh", "ok boleh, teruskan", "好的", "没问题", "对", "சரி", "ஆமாம்",
+                                  "can"])
+def test_a_yes_to_a_read_back(text):
+    assert says_yes(text)
+    assert "yes" in read(text).intents
+
+
+@pytest.mark.parametrize("text", ["tak nak", "不要", "இல்லை", "ya, tapi hari Jumaat", "好的，不过改成下午三点"])
+def test_no_or_a_change_is_no_yes(text):
+    assert not says_yes(text)
+
+
+# --- the word lists' mechanics ---------------------------------------------------------------------------------------
+
+def test_chinese_numerals_before_a_counter_become_digits():
+    assert gloss("十二点").text == "12:00"
+    assert gloss("二十号").text == "the 20th"
+    assert "3:30" in gloss("三点半").text
+
+
+def test_a_chinese_weekday_number_is_not_a_count():
+    assert gloss("星期三").text == "wednesday"
+    assert gloss("下星期三").text == "next week wednesday"
+
+
+def test_a_tamil_word_is_read_with_its_case_ending():
+    assert gloss("நாளைக்கு").text == "tomorrow"
+    assert gloss("வியாழனன்று").text == "thursday"
+
+
+def test_a_name_that_is_also_a_malay_word_stays_a_name():
+    assert gloss("my daughter Ada is 5").text == "my daughter Ada is 5"
+    assert gloss("ada bas sekolah?").text.startswith("is there")
+
+
+def test_english_is_left_as_written():
+    text = "Hi, could we visit on Thursday at 2pm? Mia is 4, I'm Jon 91234567"
+    glossed = gloss(text)
+    assert glossed.text == text
+    assert not glossed.languages
+
+
+def test_the_original_words_of_a_glossed_part():
+    glossed = gloss("学费多少？")
+    assert glossed.text == "fees how much?"
+    assert glossed.original("fees how much?") == "学费多少？"
+
+
+def test_a_word_list_may_not_repeat_a_meaning():
+    with pytest.raises(ValueError, match="repeats"):
+        gloss_module._unique_keys([("tomorrow", ["esok"]), ("tomorrow", ["besok"])])
+
+
+@pytest.mark.parametrize(("language", "word", "english"), [
+    ("ms", "Khamis", "thursday"), ("ms", "Jumaat", "friday"), ("ms", "esok", "tomorrow"),
+    ("zh", "星期四", "thursday"), ("zh", "明天", "tomorrow"), ("zh", "后天", "day after tomorrow"),
+    ("ta", "வெள்ளி", "friday"), ("ta", "நாளை", "tomorrow"),
+])
+def test_the_word_lists_agree_with_dateparser(language, word, english):
+    """Where dateparser knows a language's date word, it reads it as the same day as the word list's English."""
+    base = {"RELATIVE_BASE": dt.datetime(2026, 11, 25, 9), "PREFER_DATES_FROM": "future"}
+    theirs = dateparser.parse(word, languages=[language], settings=base)
+    ours = dateparser.parse(gloss(word).text, languages=["en"], settings=base)
+    assert theirs is not None and ours is not None
+    assert theirs.date() == ours.date()
+
+
+@pytest.mark.parametrize(("text", "day"), [("esok", THU), ("下星期一", MON), ("வெள்ளிக்கிழமை", FRI)])
+def test_a_tool_reads_a_date_in_another_language(text, day):
+    assert parse_date(text, TODAY) == day
+
+
+@pytest.mark.parametrize(("text", "time"), [("pukul 3 petang", dt.time(15)), ("十点半", dt.time(10, 30)),
+                                            ("காலை 9 மணி", dt.time(9))])
+def test_a_tool_reads_a_time_in_another_language(text, time):
+    assert parse_time(text) == time

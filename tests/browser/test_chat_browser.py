@@ -13,7 +13,7 @@ from channels.testing import ChannelsLiveServerTestCase
 from daphne.testing import DaphneProcess
 from django.core.management.base import CommandError
 from django.db import OperationalError, connections
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -101,13 +101,17 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
 
     def wait(self, condition, timeout: float = WAIT, message: str = ""):
         try:
-            return WebDriverWait(self.browser, timeout, poll_frequency=0.1).until(condition)
+            return WebDriverWait(self.browser, timeout, poll_frequency=0.1,
+                                 ignored_exceptions=(StaleElementReferenceException,)).until(condition)
         except TimeoutException:
             self.shot(f"failed-{self._testMethodName}")
-            raise AssertionError(message or f"timed out waiting; log: {self._log_text()}") from None
+            raise AssertionError(f"{message or 'timed out waiting'}; log: {self._log_text()}") from None
 
     def _log_text(self) -> str:
-        return " | ".join(e.text for e in self.browser.find_elements(By.CSS_SELECTOR, ".stc-messages > *"))
+        """The chat log as one string, read in one script call so a reply arriving meanwhile cannot stale it."""
+        return self.browser.execute_script(
+            "return Array.from(document.querySelectorAll('.stc-messages > *'))"
+            ".map(e => e.innerText).join(' | ');")
 
     def find(self, selector: str):
         return self.browser.find_element(By.CSS_SELECTOR, selector)
@@ -135,7 +139,7 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
         box.send_keys(Keys.ENTER)
         if not wait_reply:
             return ""
-        self.wait(lambda d: len(self.replies()) > before, REPLY_WAIT, f"no reply to {text!r}: {self._log_text()}")
+        self.wait(lambda d: len(self.replies()) > before, REPLY_WAIT, f"no reply to {text!r}")
         return self.last_reply_text()
 
     # --- the full-page chat: a booking from start to finish ------------------------------
@@ -181,7 +185,7 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
             if self.find_all(".stc-card-booking"):
                 break
             self.send("Yes, please book it.")
-        self.wait(lambda d: self.find_all(".stc-card-booking"), message=f"no booking card: {self._log_text()}")
+        self.wait(lambda d: self.find_all(".stc-card-booking"), message="no booking card")
 
         booking = TourBooking.objects.get()
         card = self.find(".stc-card-booking").get_attribute("textContent")
@@ -204,6 +208,33 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
         assert self.find(".stc-card-booking .stc-reference").get_attribute("textContent") == booking.reference
         assert all(not b.is_enabled() for b in self.find_all(".stc-buttons .stc-option"))
         self.shot("05-page-after-reload")
+
+    # --- the parent's language ---------------------------------------------------------------
+
+    def test_a_parent_writing_in_chinese_gets_the_widget_and_the_reply_in_chinese(self):
+        SchoolFactory(**TAMPINES)
+        self.browser.get(f"{self.live_server_url}/chat/tampines/")
+        self.wait_connected()
+        assert self.find(".stc-input").get_attribute("placeholder") == "Type your message\u2026"
+
+        reply = self.send("你好！我想带女儿来参观学校，请问下周有空位吗？")
+        assert re.search(r"[\u4e00-\u9fff]", reply) and "I can" not in reply, reply
+        self.wait(lambda d: self.find(".stc-root").get_attribute("lang") == "zh-hans",
+                  message="the widget did not switch to Chinese")
+        assert self.find(".stc-input").get_attribute("placeholder") == "请输入您的信息\u2026"
+        assert self.find(".stc-send").get_attribute("aria-label") == "发送信息"
+        assert self.find(".stc-footer").text == "回复由AI助理撰写，并已根据学校资料核对。"
+        assert self.find(".stc-status").text == "在线 · 几秒内回复"
+        assert self.find(".stc-reasoning-label").get_attribute("textContent") == "显示推理过程"
+        self.shot("05-page-in-chinese")
+
+        # The same visitor comes back: the widget opens in Chinese at once, with the conversation.
+        self.browser.refresh()
+        self.wait_connected()
+        self.wait(lambda d: self.find(".stc-root").get_attribute("lang") == "zh-hans",
+                  message="the returning visitor's widget is not in Chinese")
+        assert self.find(".stc-input").get_attribute("placeholder") == "请输入您的信息\u2026"
+        assert reply in self.bubble_texts()
 
     def test_text_is_never_rendered_as_html_and_the_limit_is_enforced(self):
         SchoolFactory(**TAMPINES)
@@ -238,7 +269,7 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
                   message="the widget did not notice the drop")
         self.shot("10-page-reconnecting")
         self.wait_connected()
-        self.wait(lambda d: len(self.replies()) == 1, REPLY_WAIT, f"no reply after reconnecting: {self._log_text()}")
+        self.wait(lambda d: len(self.replies()) == 1, REPLY_WAIT, "no reply after reconnecting")
 
         sockets = self.browser.execute_script("return window.__sockets.map(s => s.__sent)")
         assert len(sockets) == 2
@@ -267,12 +298,13 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
 
         frame({"type": "typing", "active": True})
         assert self.find(".stc-typing").is_displayed()
-        frame({"type": "reasoning_step", "cycle": 1, "position": 0, "kind": "act", "content": "",
-               "tool_name": "request_callback", "tool_arguments": {"parent_name": "<b>Sarah</b>"},
-               "tool_result": None, "latency_ms": None})
+        frame({"type": "reasoning_steps", "steps": [
+            {"cycle": 1, "position": 0, "kind": "act", "content": "", "tool_name": "request_callback",
+             "tool_arguments": {"parent_name": "<b>Sarah</b>"}, "tool_result": None, "latency_ms": None}]})
         frame({"type": "queued", "message_id": 999999, "text": "Got it. I'll answer this next."})
-        frame({"type": "typing", "active": False})
         frame({"type": "message", "id": 999998, "role": "assistant", "created_at": "2026-11-22T10:00:00+00:00",
+               "steps": [{"cycle": 1, "position": 1, "kind": "answer", "content": "Done", "tool_name": "",
+                          "tool_arguments": None, "tool_result": None, "latency_ms": 3}],
                "text": "Done <script>window.__pwned = 1</script>",
                "blocks": [
                    {"type": "callback_confirmation", "callback_id": "C-7KQ3XM", "parent_name": "Sarah <i>Tan</i>",

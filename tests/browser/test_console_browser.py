@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -47,7 +47,8 @@ class TestConsoleInTheBrowser(StaticLiveServerTestCase):
 
     def wait(self, condition, message: str = ""):
         try:
-            return WebDriverWait(self.browser, WAIT, poll_frequency=0.1).until(condition)
+            return WebDriverWait(self.browser, WAIT, poll_frequency=0.1,
+                                 ignored_exceptions=(StaleElementReferenceException,)).until(condition)
         except TimeoutException:
             self.shot(f"failed-{self._testMethodName}")
             raise AssertionError(message or "timed out") from None

@@ -13,7 +13,7 @@ import pytest
 from channels.testing import ChannelsLiveServerTestCase
 from django.db import connections
 from django.test import override_settings
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import WebDriverWait
@@ -92,7 +92,8 @@ class TestWidgetOnTheSchoolsWebsite(ChannelsLiveServerTestCase):
 
     def wait(self, condition, timeout: float = WAIT, message: str = ""):
         try:
-            return WebDriverWait(self.browser, timeout, poll_frequency=0.1).until(condition)
+            return WebDriverWait(self.browser, timeout, poll_frequency=0.1,
+                                 ignored_exceptions=(StaleElementReferenceException,)).until(condition)
         except TimeoutException:
             self.browser.save_screenshot(str(ARTIFACTS / f"failed-{self._testMethodName}.png"))
             raise AssertionError(message or "timed out") from None

@@ -14,7 +14,7 @@ commits) is how the chatbot tells the family on their channel.
 import datetime as dt
 
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, QuerySet
 from django.utils import timezone
 
 from bookings import services
@@ -164,12 +164,17 @@ def live_offer(contact) -> WaitlistEntry | None:
             .order_by("hold_expires_at").first())
 
 
+def waiting_or_offered(contact, now: dt.datetime | None = None) -> QuerySet[WaitlistEntry]:
+    """The contact's entries waiting or offered for tours still ahead (an offer may have lapsed since)."""
+    return WaitlistEntry.objects.filter(contact=contact, status__in=[WaitlistEntry.Status.WAITING,
+                                                                     WaitlistEntry.Status.OFFERED],
+                                        slot__starts_at__gt=now or timezone.now())
+
+
 def live_entries(contact) -> list[WaitlistEntry]:
     """The contact's entries still waiting or offered, for tours still ahead (one query, for the prompt)."""
     now = timezone.now()
-    entries = (WaitlistEntry.objects.select_related("slot", "school")
-               .filter(contact=contact, status__in=[WaitlistEntry.Status.WAITING, WaitlistEntry.Status.OFFERED],
-                       slot__starts_at__gt=now).order_by("slot__starts_at"))
+    entries = waiting_or_offered(contact, now).select_related("slot", "school").order_by("slot__starts_at")
     return [e for e in entries if e.status == WaitlistEntry.Status.WAITING or e.hold_expires_at > now]
 
 

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import OuterRef
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 from redis.exceptions import RedisError
 
 from bookings.models import School
 from chatbot import handoff, language, outcomes
-from chatbot.agent import loop, memory
+from chatbot.agent import loop, memory, prompt
 from chatbot.channels.base import observer_for
 from chatbot.models import Conversation, FaqEntry, Message
 from chatbot.text import without_nul
@@ -59,8 +60,7 @@ def current_conversation(school: School, contact: Contact, channel: str, externa
         return conversation
     if conversation:
         end_conversation(conversation)
-    return Conversation.objects.select_related("school", "contact").get(pk=Conversation.objects.create(
-        school=school, contact=contact, channel=channel, external_id=external_id).pk)
+    return Conversation.objects.create(school=school, contact=contact, channel=channel, external_id=external_id)
 
 
 def store_inbound(conversation: Conversation, text: str, channel_message_id: str = "") -> tuple[Message, bool]:
@@ -123,9 +123,14 @@ def _unanswered(contact_id: int):
 
 
 def _pending(contact_id: int) -> list[Message]:
-    """The unanswered messages with what a turn needs, oldest first."""
-    return list(_unanswered(contact_id).select_related("conversation__school", "conversation__contact")
-                .order_by("created_at", "id"))
+    """The unanswered messages with what a turn needs, oldest first; the first one's contact carries the
+    prompt's `fact_hints` (read in the same query)."""
+    hints = prompt.contact_fact_hints(OuterRef("conversation__contact"))
+    pending = list(_unanswered(contact_id).select_related("conversation__school", "conversation__contact")
+                   .annotate(**hints).order_by("created_at", "id"))
+    if pending:
+        pending[0].conversation.contact.fact_hints = {name: getattr(pending[0], name) for name in hints}
+    return pending
 
 
 def _has_pending(contact_id: int) -> bool:

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
@@ -169,10 +170,15 @@ def rename_child(contact: Contact, old: str, new: str) -> None:
         Child.objects.filter(contact=contact, name__iexact=old).update(name=new)
 
 
+def children_of(contact) -> QuerySet[Child]:
+    """The contact's children, oldest record first (`contact` may be an OuterRef)."""
+    return Child.objects.filter(contact=contact).order_by("pk")
+
+
 def known_children(contact: Contact) -> list[dict]:
     """The contact's children as the CRM knows them ({"name", "age"?, "year_group"?}), oldest record first."""
     return [{k: v for k, v in (("name", c.name), ("age", c.age), ("year_group", c.year_group)) if v not in (None, "")}
-            for c in Child.objects.filter(contact=contact).order_by("pk")]
+            for c in children_of(contact)]
 
 
 def record_tour_booked(booking) -> Activity:

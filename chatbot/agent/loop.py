@@ -125,17 +125,25 @@ def prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> Tu
 def _prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> Turn:
     school, contact = conversation.school, conversation.contact
     active = memory.ActiveContext.load(school.pk, contact.pk)
-    prior = list(
-        conversation.messages.filter(role=Message.Role.USER, processed_at__isnull=False, handled_by_staff=False)
-        .exclude(pk__in=[m.pk for m in turn_messages]).order_by("-created_at")
-        .values_list("text", flat=True)[:PRIOR_MESSAGES]
-    )
+    turn_ids = {m.pk for m in turn_messages}
+    earlier = prompt.earlier_messages(conversation, turn_ids)
     ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
-                            history=list(reversed(prior)), turn_message_ids={m.pk for m in turn_messages})
-    messages = prompt.build_messages(conversation, active, turn_messages)
+                            history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids)
+    messages = prompt.build_messages(conversation, active, turn_messages, earlier=earlier)
     reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
                                    channel=conversation.channel, reply_to=turn_messages[-1] if turn_messages else None)
     return Turn(conversation, turn_messages, reply, ctx, messages)
+
+
+def _prior_texts(conversation: Conversation, earlier: list[Message], turn_ids: set[int]) -> list[str]:
+    """The parent's last PRIOR_MESSAGES texts before this turn: from the history already read, unless some of
+    them were folded into the summary (then read again)."""
+    texts = [m.text for m in earlier if m.role == Message.Role.USER]
+    if len(texts) >= PRIOR_MESSAGES or not conversation.summary_until:
+        return texts[-PRIOR_MESSAGES:]
+    prior = (conversation.messages.filter(role=Message.Role.USER, processed_at__isnull=False, handled_by_staff=False)
+             .exclude(pk__in=turn_ids).order_by("-created_at").values_list("text", flat=True)[:PRIOR_MESSAGES])
+    return list(reversed(prior))
 
 
 async def run_turn(conversation: Conversation, turn_messages: list[Message],
@@ -177,7 +185,9 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
     cycle = 0
     try:
         for cycle in range(1, settings.LLM_MAX_CYCLES + 1):
-            if await memory.has_new_messages(school.pk, contact.pk):
+            # The first cycle's prompt was read just now; a message arriving from here on is found before the
+            # answer (below) or by the next cycle.
+            if cycle > 1 and await memory.has_new_messages(school.pk, contact.pk):
                 turn.messages[0] = {"role": "system", "content": await database_sync_to_async(prompt.system_prompt)(
                     school, contact, turn.ctx.active, turn.conversation.summary.replace("\n", " | "), 1)}
             answer = await model.complete(turn.messages, tools.TOOL_SCHEMAS)
@@ -279,11 +289,12 @@ def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: Callable[[], A
         ReasoningStep.objects.bulk_create(steps)
         reply.save(update_fields=["text", "language", "payload", "model", "latency_ms", "prompt_tokens",
                                   "completion_tokens", "cost", "created_at"])
+        outcome = outcomes.settle_turn(turn.conversation.pk, turn.observations)
         Conversation.objects.filter(pk=turn.conversation.pk).update(
             total_tokens=F("total_tokens") + reply.prompt_tokens + reply.completion_tokens,
             total_cost=F("total_cost") + reply.cost,
-            outcome=outcomes.settle_turn(turn.conversation.pk, turn.observations),
             last_message_at=timezone.now(),
+            **({"outcome": outcome} if outcome is not None else {}),
         )
     turn.ctx.active.save()
     return after_finish() if after_finish else None

@@ -64,6 +64,7 @@ class ActiveContext:
     session_started_at: str = ""
     read_back: dict[str, Any] = field(default_factory=dict)  # {"actions", "after"}: see chatbot.agent.confirmation
     full_slot: dict[str, str] = field(default_factory=dict)  # {"date", "time"} of the full tour last asked for
+    _saved: str = field(default="", repr=False, compare=False)  # the JSON this object last wrote
 
     def as_prompt_dict(self) -> dict:
         return {"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
@@ -92,9 +93,14 @@ class ActiveContext:
         return cls._from_json(school_id, contact_id, raw)
 
     def save(self) -> None:
+        """Write the task (and renew its TTL); a second save of what this object just wrote sends nothing."""
+        data = self._to_json()
+        if data == self._saved:
+            return
         with _without_redis("saving the active context"):
-            get_redis().set(context_key(self.school_id, self.contact_id), self._to_json(),
+            get_redis().set(context_key(self.school_id, self.contact_id), data,
                             ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+            self._saved = data
 
     def delete(self) -> None:
         with _without_redis("deleting the active context"):

@@ -12,7 +12,7 @@ import datetime as dt
 import json
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Exists, Q
 
 from bookings import selectors as booking_selectors
 from bookings import waitlist
@@ -108,8 +108,21 @@ def _context_facts(context: dict, upcoming: set[str]) -> dict:
     return _present(facts)
 
 
+def contact_fact_hints(contact) -> dict[str, Exists]:
+    """Whether the contact (an OuterRef) has anything for the facts read by a query of their own, as subqueries
+    for the turn's first read to carry (see `chatbot.services`). Set on the contact as `fact_hints`
+    ({name: bool}), they spare the next prompt the queries whose answer is known to be empty."""
+    return {
+        "has_upcoming_tours": Exists(booking_selectors.upcoming_bookings(contact)),
+        "has_children": Exists(crm.children_of(contact)),
+        "has_waitlist_entries": Exists(waitlist.waiting_or_offered(contact)),
+    }
+
+
 def _contact_facts(contact: Contact) -> dict:
-    bookings = booking_selectors.upcoming_bookings(contact)[:5]
+    # Hints hold for one prompt: a tool may book a tour or join a waitlist before the next.
+    hints = contact.__dict__.pop("fact_hints", {})
+    bookings = booking_selectors.upcoming_bookings(contact)[:5] if hints.get("has_upcoming_tours", True) else []
     return {
         "name": contact.name,
         "preferred_name": contact.preferred_name,
@@ -119,9 +132,10 @@ def _contact_facts(contact: Contact) -> dict:
         "returning": bool(contact.context),
         "upcoming_tours": [slot_fact(b.local_start.date(), f"{b.local_start:%H:%M}", b.reference, b.child_name)
                            for b in bookings],
-        "children": [f"{c['name']} ({c['age']})" if "age" in c else c["name"] for c in crm.known_children(contact)],
+        "children": [f"{c['name']} ({c['age']})" if "age" in c else c["name"]
+                     for c in (crm.known_children(contact) if hints.get("has_children", True) else [])],
         "context": _context_facts(contact.context, {b.reference for b in bookings}),
-        **_waitlist_facts(contact),
+        **(_waitlist_facts(contact) if hints.get("has_waitlist_entries", True) else {}),
     }
 
 
@@ -197,18 +211,26 @@ def _summary_tokens(lines: list[str]) -> int:
     return count_tokens([{"role": "system", "content": " | ".join(lines)}]) if lines else 0
 
 
-def history(conversation: Conversation, before_ids: set[int]) -> list[dict]:
-    """The earlier turns as chat messages. They and the conversation's summary share the budget: past it, the
-    oldest turns are folded into the summary (the parent's lines only, the outcomes are in the facts; at most
-    SUMMARY_SHARE of the budget) and the recent turns kept fill RECENT_SHARE of what the summary leaves."""
-    budget = settings.LLM_PROMPT_TOKEN_BUDGET
+def earlier_messages(conversation: Conversation, before_ids: set[int]) -> list[Message]:
+    """The conversation's answered messages not yet folded into its summary, oldest first, except `before_ids`
+    (this turn's)."""
     # A parent's message staff handled during a handoff is theirs: the model never sees it, or it would answer it.
     answered = Q(role=Message.Role.ASSISTANT) | Q(role=Message.Role.USER, processed_at__isnull=False,
                                                   handled_by_staff=False)
     queryset = conversation.messages.filter(answered).exclude(pk__in=before_ids).exclude(text="")
     if conversation.summary_until:
         queryset = queryset.filter(created_at__gt=conversation.summary_until)
-    earlier = list(queryset.order_by("created_at", "id"))
+    return list(queryset.order_by("created_at", "id"))
+
+
+def history(conversation: Conversation, before_ids: set[int], earlier: list[Message] | None = None) -> list[dict]:
+    """The earlier turns (`earlier_messages`, read here unless given) as chat messages. They and the
+    conversation's summary share the budget: past it, the oldest turns are folded into the summary (the
+    parent's lines only, the outcomes are in the facts; at most SUMMARY_SHARE of the budget) and the recent
+    turns kept fill RECENT_SHARE of what the summary leaves."""
+    budget = settings.LLM_PROMPT_TOKEN_BUDGET
+    if earlier is None:
+        earlier = earlier_messages(conversation, before_ids)
     chat = [_as_chat(m) for m in earlier]
     lines = [line for line in conversation.summary.splitlines() if line]
     if len(chat) <= MIN_RECENT_MESSAGES or _summary_tokens(lines) + count_tokens(chat) <= budget:
@@ -228,10 +250,11 @@ def history(conversation: Conversation, before_ids: set[int]) -> list[dict]:
 
 
 def build_messages(
-    conversation: Conversation, active: ActiveContext, turn_messages: list[Message], unread: int = 0
+    conversation: Conversation, active: ActiveContext, turn_messages: list[Message], unread: int = 0,
+    earlier: list[Message] | None = None,
 ) -> list[dict]:
-    """System prompt + bounded history + this turn's parent messages."""
-    past = history(conversation, {m.pk for m in turn_messages})
+    """System prompt + bounded history (from `earlier`, when the caller read it) + this turn's parent messages."""
+    past = history(conversation, {m.pk for m in turn_messages}, earlier)
     summary = conversation.summary.replace("\n", " | ")
     system = system_prompt(conversation.school, conversation.contact, active, summary, unread)
     return [{"role": "system", "content": system}, *past, *[_as_chat(m) for m in turn_messages]]

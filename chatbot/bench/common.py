@@ -50,6 +50,8 @@ class Options:
     slow_model_seconds: float = 1.0
     seed: int = 7
     peer: bool = False  # turn_overhead: also run LangGraph's ReAct agent (chatbot/bench/peer) beside ours
+    # concurrency: web processes, as the Procfile's `web` runs them (WEB_CONCURRENCY, default 2)
+    web_processes: int = field(default_factory=lambda: int(os.environ.get("WEB_CONCURRENCY") or 2))
 
     @classmethod
     def quick_defaults(cls) -> "Options":
@@ -490,6 +492,18 @@ class Daphne(Server):
             except OSError:
                 time.sleep(0.2)
         raise RuntimeError(f"{self.label} not ready on port {self.port} after {timeout:.0f} s:\n{self.log_tail()}")
+
+
+class Uvicorn(Daphne):
+    """The Procfile's `web` command (uvicorn, `workers` processes sharing one port) serving
+    `chatbot.bench.asgi:application`; each socket's turns run in the process that holds it."""
+
+    def __init__(self, env: dict[str, str], workers: int, label: str = "uvicorn") -> None:
+        self.port = free_port()
+        self.workers = workers
+        Server.__init__(self, label, [_executable("uvicorn"), "--host", LOCALHOST, "--port", str(self.port),
+                                      "--workers", str(workers), "--log-level", "warning",
+                                      "chatbot.bench.asgi:application"], env)
 
 
 class CeleryWorker(Server):

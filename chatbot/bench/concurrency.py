@@ -1,8 +1,10 @@
-"""concurrency: N parents chatting at the same time against one web process, with a model that takes 1 s.
+"""concurrency: N parents chatting at the same time against the web server, with a model that takes 1 s.
 
-For N = 50, 200, 500: a fresh daphne (`chatbot.bench.asgi`, LLM_MODEL=benchslow/1s,
+For N = 50, 200, 500: a fresh web server as the Procfile runs it (uvicorn with `--web-processes` workers,
+default WEB_CONCURRENCY or 2, serving `chatbot.bench.asgi`, LLM_MODEL=benchslow/1s,
 CHAT_BURST_WINDOW_SECONDS=0) on a free 127.0.0.1 port; N real websocket clients connect (each a new
-visitor, so a contact of its own), then all send one message at the same instant. The figure is the wall
+visitor, so a contact of its own; the kernel spreads them over the workers), then all send one message at
+the same instant. The figure is the wall
 time until the last reply arrived, divided by the model's own 1 s: 1.0 would mean the process adds nothing
 and runs every turn in parallel. Errors (refused, dropped, wrong or missing replies) must be 0.
 """
@@ -15,9 +17,9 @@ from asgiref.sync import async_to_sync
 from chatbot.bench.clients import ChatClient, close_all, open_many
 from chatbot.bench.common import (
     Context,
-    Daphne,
     Result,
     Row,
+    Uvicorn,
     bench_school,
     percentile,
     raise_open_files_limit,
@@ -26,26 +28,31 @@ from chatbot.bench.common import (
 )
 
 NAME = "concurrency"
-TITLE = "Concurrent web chats, 1 s model, one daphne"
+TITLE = "Concurrent web chats, 1 s model, the Procfile's web server"
+WARM_UP_SOCKETS_PER_PROCESS = 4
 
 
 def reply_timeout(sockets: int, delay: float) -> float:
     return delay + 30 + sockets * 0.25
 
 
-async def warm_up(server: Daphne, slug: str, delay: float) -> None:
-    """One whole turn first, so no round pays the process's cold start (imports, tokenizer, first queries)."""
-    client = ChatClient(f"{server.ws_base}/ws/chat/{slug}/", server.origin)
+async def warm_up(server: Uvicorn, slug: str, delay: float) -> None:
+    """Whole turns first, several at once so every worker gets some (the kernel hands each new connection to
+    whichever accepts first): no round pays a process's cold start (imports, tokenizer, first queries)."""
+    clients = [ChatClient(f"{server.ws_base}/ws/chat/{slug}/", server.origin)
+               for _ in range(WARM_UP_SOCKETS_PER_PROCESS * server.workers)]
     try:
-        await client.open()
-        await client.send({"type": "message", "text": "warming up", "client_id": "warm-up"})
-        if not await client.wait_for(lambda frames: client.replies(), delay + 60):
-            raise RuntimeError(f"the warm-up turn got no reply: {client.error or client.frames[-3:]}")
+        await asyncio.gather(*(client.open() for client in clients))
+        await asyncio.gather(*(client.send({"type": "message", "text": "warming up", "client_id": f"warm-up-{i}"})
+                               for i, client in enumerate(clients)))
+        for client in clients:
+            if not await client.wait_for(lambda frames, client=client: client.replies(), delay + 60):
+                raise RuntimeError(f"a warm-up turn got no reply: {client.error or client.frames[-3:]}")
     finally:
-        await client.close()
+        await close_all(clients)
 
 
-async def _round(ctx: Context, server: Daphne, slug: str, sockets: int, delay: float) -> dict:
+async def _round(ctx: Context, server: Uvicorn, slug: str, sockets: int, delay: float) -> dict:
     url = f"{server.ws_base}/ws/chat/{slug}/"
     await warm_up(server, slug, delay)
     clients = [ChatClient(url, server.origin) for _ in range(sockets)]
@@ -101,7 +108,7 @@ def run(ctx: Context) -> Result:
         with bench_school(ctx, f"{NAME}-{sockets}") as school:
             env = server_env(BENCH_SLOW_MODEL="1", LLM_MODEL=f"benchslow/{delay:g}s", CHAT_BURST_WINDOW_SECONDS="0")
             ctx.progress.say(f"concurrency: {sockets} sockets, model {delay:g} s")
-            with servers(Daphne(env)) as (server,):
+            with servers(Uvicorn(env, options.web_processes)) as (server,):
                 measured = async_to_sync(_round)(ctx, server, school.slug, sockets, delay)
                 measured["server_alive"] = server.alive()
                 if measured["errors"] or not measured["server_alive"]:
@@ -109,7 +116,7 @@ def run(ctx: Context) -> Result:
                     measured["server_log"] = server.log.name
             rounds.append(measured)
             ctx.progress.say(f"  wall {measured['wall_seconds']} s, errors {measured['errors']}")
-    result.figures = {"model_seconds": delay, "rounds": rounds,
+    result.figures = {"model_seconds": delay, "web_processes": options.web_processes, "rounds": rounds,
                       "errors": sum(r["errors"] for r in rounds)}
     for measured in rounds:
         wall = measured["wall_seconds"]
@@ -118,7 +125,7 @@ def run(ctx: Context) -> Result:
             f"{measured['sockets']} sockets: all replies", f"{wall:.2f} s" if wall else "none",
             f"{delay:g} s", f"{wall / delay:.2f}x" if wall else "n/a",
             f"p50 {measured['p50_seconds']:.2f} s, p99 {measured['p99_seconds']:.2f} s; errors {measured['errors']}; "
-            f"connect {measured['connect_seconds']:.1f} s",
+            f"connect {measured['connect_seconds']:.1f} s; {options.web_processes} web process(es)",
         ))
     if result.figures["errors"]:
         result.status = "failed"

@@ -6,6 +6,8 @@ channel-layer group: store the message, take the session lock, build the prompt,
 (`benchzero/scripted`: one check_availability call, then a text answer, no waiting), run the tool, store
 every reasoning step, store the reply and send typing, steps and the reply to the group. Each contact has
 a conversation of TURNS_PER_CONTACT turns. Every frame sent must reach its listener (else: errors).
+LONG_CONVERSATIONS more conversations of LONG_CONVERSATION_TURNS turns give the turn time by position in a
+conversation: a turn should cost the same at turn 40 as at turn 1 (the prompt's history is bounded).
 
 A few turns are counted (`chatbot.bench.counting`: every database round trip at psycopg's level, by kind,
 the commits, Redis commands, thread hops, frames). The floor is the same round trips done bare on one open
@@ -46,6 +48,8 @@ from chatbot.bench.models import ZERO_MODEL, register_zero
 NAME = "turn_overhead"
 TITLE = "Turn overhead, zero-latency model"
 TURNS_PER_CONTACT = 10
+LONG_CONVERSATION_TURNS = 40  # "flat from turn 1 to 40": the same turn at each position of a long conversation
+LONG_CONVERSATIONS = 10
 WARMUP_TURNS = 5
 EXPECTED_REPLY = "Here are the open tour slots. Which one suits you?"
 DELIVERY_WAIT_SECONDS = 10.0
@@ -127,13 +131,13 @@ async def _turn(school, contact, text: str) -> float:
 
 
 async def _run_turns(ctx: Context, school, contacts: list, counting_turns: int, timed_turns: int,
-                     warmup_turns: int = WARMUP_TURNS) -> dict:
+                     warmup_turns: int = WARMUP_TURNS, turns_per_contact: int = TURNS_PER_CONTACT) -> dict:
     """Warm up, count the round trips of a few turns, then time the rest (one event loop, like daphne)."""
     progress = ctx.progress
     n = 0
 
     def contact_for(index: int):
-        return contacts[index // TURNS_PER_CONTACT]
+        return contacts[index // turns_per_contact]
 
     async with Sockets(school) as sockets:
         async def turn(label: str) -> float:
@@ -162,6 +166,15 @@ async def _run_turns(ctx: Context, school, contacts: list, counting_turns: int, 
             progress.count("turns", i + 1, timed_turns)
     return {"timings": timings, "per_turn": per_turn, "frames": frames, "turns": n,
             "frames_sent": sockets.sent, "frames_received": sockets.received}
+
+
+def _by_position(ctx: Context, school, conversations: int) -> list[float]:
+    """The p50 turn time at each position (1..LONG_CONVERSATION_TURNS) of `conversations` long conversations."""
+    contacts = [make_contact(school, 20_000 + i) for i in range(conversations)]
+    timings = async_to_sync(_run_turns)(ctx, school, contacts, 0, conversations * LONG_CONVERSATION_TURNS, 0,
+                                        LONG_CONVERSATION_TURNS)["timings"]
+    return [statistics.median(timings[position::LONG_CONVERSATION_TURNS])
+            for position in range(LONG_CONVERSATION_TURNS)]
 
 
 def median_counts(per_turn: list[Counts]) -> dict[str, float]:
@@ -284,6 +297,10 @@ def run(ctx: Context) -> Result:
         ctx.progress.say(f"turn_overhead: floor, {round_trips} database round trips ({commits} of them commits) "
                          f"+ {redis_commands} x PING, {options.turns} times")
         floor = _floor(school, round_trips, commits, redis_commands, options.turns)
+        conversations = 2 if options.quick else LONG_CONVERSATIONS
+        ctx.progress.say(f"turn_overhead: {conversations} conversations of {LONG_CONVERSATION_TURNS} turns "
+                         "(turn time by position)")
+        by_position = _by_position(ctx, school, conversations)
         peer = run_peer(ctx, options.turns, counting_turns, warmup_turns) if options.peer else None
         unpooled = None
         if not options.quick and connection.settings_dict["OPTIONS"].get("pool"):
@@ -335,6 +352,13 @@ def run(ctx: Context) -> Result:
         Row("errors", str(errors), "0", "", f"{check['replies']} replies, {check['tool_calls']} tool calls, "
             f"{measured['frames_received']}/{measured['frames_sent']} frames delivered"),
     ]
+    first, last = statistics.median(by_position[:10]), statistics.median(by_position[-10:])
+    result.figures.update({"turn_p50_ms_by_position": [round(t, 2) for t in by_position],
+                           "turns_31_40_vs_1_10_ratio": ratio(last, first)})
+    result.rows.insert(2, Row("turns 31-40 vs 1-10", f"{last:.1f} ms", f"{first:.1f} ms",
+                              fmt_ratio(ratio(last, first)),
+                              f"p50 by position over {conversations} conversations of {LONG_CONVERSATION_TURNS} "
+                              "turns (flat: about 1.0x)"))
     if peer:
         _peer_figures(result, counts, timings, peer)
     if unpooled:

@@ -72,8 +72,10 @@ def language_fields(code: str) -> dict:
     return {"language": code, "texts": language.widget_texts(code)}
 
 
-def language_event(code: str) -> dict:
-    return {"type": "language", **language_fields(code)}
+def live_message_event(message: Message) -> dict:
+    """A reply as it is sent live: with the language it is written in and the widget's texts in it, so the
+    widget re-labels itself before showing it (one frame)."""
+    return {**message_event(message), **(language_fields(message.language) if message.language else {})}
 
 
 # The sockets of this process, by visitor group: a turn running here writes to them directly (no channel
@@ -129,14 +131,10 @@ class WebObserver(TurnObserver):
         await self._send(conversation, {"type": "queued", "message_id": message.pk, "text": text})
 
     async def reply(self, conversation, message):
-        if message.language:  # the widget re-labels itself in the language the reply is written in
-            await self._send(conversation, language_event(message.language))
-        await self._send(conversation, message_event(message))
+        await self._send(conversation, live_message_event(message))
 
     async def turn_reply(self, conversation, message, steps):
-        if message.language:  # as `reply`: the widget re-labels itself first
-            await self._send(conversation, language_event(message.language))
-        await self._send(conversation, {**message_event(message), "steps": steps})
+        await self._send(conversation, {**live_message_event(message), "steps": steps})
 
 
 register_observer(Channel.WEB, WebObserver())

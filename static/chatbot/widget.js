@@ -1,5 +1,5 @@
 /*!
- * School tour concierge: the web chat widget (protocol v1).
+ * School tour concierge: the web chat widget (protocol v2).
  *
  *   <script src="https://host/static/chatbot/widget.js" data-school="tampines" defer></script>
  *
@@ -17,7 +17,8 @@
  * CHAT_ALLOWED_ORIGINS). No dependencies, no build step.
  * Everything the parent or the model wrote is rendered with textContent, never as HTML.
  * The widget's own words are gettext() messages of Django's "djangojs" catalogue (locale/); the server sends
- * the texts of the parent's language in the "session" and "language" frames, and the widget re-labels itself.
+ * the texts of the parent's language in the "session" frame and with each live reply, and the widget re-labels
+ * itself.
  * Elements with a data-stc-open attribute open the chat when clicked.
  */
 (function () {
@@ -349,7 +350,7 @@
     if (statusText) status.textContent = gettext(statusText);
   }
 
-  // The server's "session" and "language" frames: the parent's language and the widget's texts in it.
+  // The "session" frame and live replies: the parent's language and the widget's texts in it.
   function setLanguage(frame) {
     if (!frame.language || (frame.language === language && frame.texts === undefined)) return;
     language = frame.language;
@@ -726,7 +727,9 @@
   }
 
   function onReply(frame) {
-    // a turn's reply carries its last reasoning steps and ends the typing indicator (protocol 2)
+    // a live reply carries its language (the widget re-labels itself first), and a turn's reply its last
+    // reasoning steps; it ends the typing indicator (protocol 2)
+    setLanguage(frame);
     if (frame.steps) frame.steps.forEach(addStep);
     var node = renderMessage(frame, false);
     if (frame.role === "assistant" && frame.id) claimReasoning(frame.id, node);
@@ -785,7 +788,6 @@
       case "typing": setTyping(Boolean(frame.active)); break;
       case "reasoning_steps": (frame.steps || []).forEach(addStep); break;
       case "message": onReply(frame); break;
-      case "language": setLanguage(frame); break;
       case "queued": onQueued(frame); break;
       case "error": onError(frame); break;
       case "pong": clearTimeout(pongTimer); break;

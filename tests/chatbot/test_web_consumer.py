@@ -255,9 +255,9 @@ async def test_message_gets_ack_typing_reasoning_and_a_stored_reply(school, scri
 
     ack = frames[0]
     assert ack["type"] == "ack" and ack["client_id"] == "c-1" and ack["duplicate"] is False
-    # Protocol 2: typing, one frame for the tool cycle's steps, the reply's language, and the reply carrying the
+    # Protocol 2: typing, one frame for the tool cycle's steps, and the reply carrying its language and the
     # last step (it ends the typing indicator, so no typing-off frame follows).
-    assert kinds == ["ack", "typing", "reasoning_steps", "language", "message"]
+    assert kinds == ["ack", "typing", "reasoning_steps", "message"]
     assert frames[1]["active"] is True
     steps = frames[2]["steps"] + frames[-1]["steps"]
     assert [s["kind"] for s in steps] == ["think", "act", "observe", "answer"]
@@ -480,17 +480,16 @@ async def test_offline_policy_answers_a_tour_request_with_slot_buttons(school):
 
 
 async def test_the_widget_is_told_the_parents_language_and_its_texts_in_it(school):
-    """A Chinese message: the reply is preceded by a "language" frame with the widget's words in Chinese, and
+    """A Chinese message: the reply frame says it is in Chinese and carries the widget's words in Chinese, and
     the visitor's next session opens in Chinese."""
     with override_settings(LLM_MODEL="offline/policy", CHAT_BURST_WINDOW_SECONDS=0):
         comm, session = await open_chat(school.slug)
         assert "language" not in session  # a new visitor: the widget's own English
         await send_message(comm, "Hi 你好", "z-1")
         frames = await frames_until(comm, reply_count(1), timeout=30)
-        told = [f for f in frames if f["type"] == "language"]
-        assert told and told[-1]["language"] == "zh-hans"
-        assert told[-1]["texts"]["Type your message…"] == "请输入您的信息…"
-        assert frames.index(told[-1]) < frames.index(replies(frames)[0])
+        reply = replies(frames)[0]
+        assert reply["language"] == "zh-hans"
+        assert reply["texts"]["Type your message…"] == "请输入您的信息…"
         await comm.disconnect()
         comm, again = await open_chat(school.slug, session["visitor_token"])
         assert again["language"] == "zh-hans" and again["texts"]["Send message"] == "发送信息"

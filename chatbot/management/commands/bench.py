@@ -63,6 +63,8 @@ class Command(BaseCommand):
         parser.add_argument("--turns", type=int, help="turn_overhead: timed turns (default 1000).")
         parser.add_argument("--sockets", help="concurrency: socket counts, e.g. 50,200,500.")
         parser.add_argument("--contacts", type=int, help="scale_out: contacts (default 100).")
+        parser.add_argument("--web-processes", type=int,
+                            help="concurrency: uvicorn workers (default WEB_CONCURRENCY, else 2, as the Procfile).")
         parser.add_argument("--idle-sockets", type=int, help="memory: idle sockets (default 500).")
         parser.add_argument("--race-threads", type=int, help="booking_race: concurrent bookings (default 100).")
         parser.add_argument("--conversation-messages", type=int,
@@ -117,7 +119,7 @@ class Command(BaseCommand):
     def _options(self, opts) -> Options:
         options = Options.quick_defaults() if opts["quick"] else Options()
         for name in ("turns", "contacts", "idle_sockets", "race_threads", "conversation_messages",
-                     "console_conversations"):
+                     "console_conversations", "web_processes"):
             if opts.get(name) is not None:
                 if opts[name] < 1:
                     raise CommandError(f"--{name.replace('_', '-')} must be at least 1.")

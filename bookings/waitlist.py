@@ -20,7 +20,7 @@ from django.utils import timezone
 from bookings import services
 from bookings.models import School, TourBooking, TourSlot, WaitlistEntry
 from bookings.services import BookingError, describe_date
-from bookings.signals import seat_offered
+from bookings.signals import offer_lapsed, seat_offered
 
 
 def join(*, school: School, contact, slot: TourSlot, parent_name: str, parent_phone: str, parent_email: str = "",
@@ -89,6 +89,8 @@ def _end_hold(entry: WaitlistEntry, status: str, now: dt.datetime) -> bool:
         locked.status = status
         locked.save(update_fields=["status", "updated_at"])
         TourSlot.objects.filter(pk=entry.slot_id, seats_held__gt=0).update(seats_held=F("seats_held") - 1)
+        if status == WaitlistEntry.Status.EXPIRED:
+            transaction.on_commit(lambda: offer_lapsed.send(sender=WaitlistEntry, entry=locked))
         offer_free_seats(entry.slot_id, now=now)
     return True
 

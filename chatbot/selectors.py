@@ -8,6 +8,7 @@ from django.utils import timezone
 from chatbot.models import Conversation, Message
 
 TRANSCRIPT_LIMIT = 50
+WHATSAPP_WINDOW = dt.timedelta(hours=24)
 
 
 def latest_conversation(contact_id: int) -> Conversation | None:
@@ -15,6 +16,15 @@ def latest_conversation(contact_id: int) -> Conversation | None:
     offer, a follow-up) goes, on that conversation's channel."""
     return (Conversation.objects.select_related("school", "contact").filter(contact_id=contact_id)
             .order_by("-started_at", "-id").first())
+
+
+def inside_whatsapp_window(conversation: Conversation, now: dt.datetime | None = None) -> bool:
+    """Free text may go on WhatsApp (directly or through Chatwoot): the parent wrote on this channel within the
+    last 24 hours. Outside it only an approved template message is delivered."""
+    last = (Message.objects.filter(conversation__contact_id=conversation.contact_id, channel=conversation.channel,
+                                   role=Message.Role.USER).order_by("-created_at").values_list("created_at", flat=True)
+            .first())
+    return last is not None and last > (now or timezone.now()) - WHATSAPP_WINDOW
 
 
 def transcript(conversation: Conversation, limit: int = TRANSCRIPT_LIMIT) -> list[Message]:

@@ -37,7 +37,7 @@ from chatbot.dates import human_date
 from chatbot.language import reply_language
 from chatbot.models import Channel, Conversation, Message
 from chatbot.reminders.models import ReminderSettings, SentReminder
-from chatbot.selectors import latest_conversation
+from chatbot.selectors import inside_whatsapp_window, latest_conversation
 from chatbot.services import store_outbound
 from config.logging import mask_email, mask_phone
 from crm.external.http import PermanentError, TransientError
@@ -45,7 +45,6 @@ from crm.external.tasks import GiveUp
 
 logger = logging.getLogger(__name__)
 
-WHATSAPP_WINDOW = dt.timedelta(hours=24)
 MAX_ATTEMPTS = 3  # a channel down this many runs in a row: the reminder falls back (e-mail or a staff note)
 RETRY_AFTER = dt.timedelta(minutes=2)
 Status, Via = SentReminder.Status, SentReminder.Via
@@ -216,14 +215,6 @@ CHAT_CHANNELS = {
     Channel.CHATWOOT: ChatRoute(chatwoot.configured, chatwoot.ChatwootClient, chatwoot.ChatwootSender,
                                 Via.CHATWOOT_TEXT, Via.CHATWOOT_TEMPLATE),
 }
-
-
-def inside_whatsapp_window(conversation: Conversation, now: dt.datetime) -> bool:
-    """Free text may go: the parent wrote on this channel within the last 24 hours."""
-    last = (Message.objects.filter(conversation__contact_id=conversation.contact_id, channel=conversation.channel,
-                                   role=Message.Role.USER).order_by("-created_at").values_list("created_at", flat=True)
-            .first())
-    return last is not None and last > now - WHATSAPP_WINDOW
 
 
 def _send_in_chat(booking: TourBooking, conversation: Conversation, row: SentReminder, now: dt.datetime

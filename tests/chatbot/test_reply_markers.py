@@ -138,6 +138,7 @@ REPLIES = {
                                                "parent_name": "Priya Nair", "parent_phone": "+6591234567",
                                                "held_until_date": "2026-11-25", "held_until_time": "15:00",
                                                "school": "Tampines Campus"}),
+    "seat_lapsed": lambda: outreach.lapsed_text({**SLOTS[0], "child_name": "Mia"}),
     "open_days": lambda: r.open_days([{**SLOTS[0], "title": "Open Morning", "duration_minutes": 120,
                                        "seats_left": 3}, {**SLOTS[2], "title": "", "duration_minutes": 90,
                                                           "seats_left": 0}], TODAY),

@@ -13,6 +13,7 @@ from difflib import SequenceMatcher
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from bookings import signals
 from bookings.models import (
@@ -35,16 +36,41 @@ TIME_OF_DAY = {"morning": (0, 12), "afternoon": (12, 17), "evening": (17, 24)}
 
 
 class BookingError(Exception):
-    """A rule said no. `message` is written for the parent; `alternatives` are open slots to offer."""
+    """A rule said no. `message` is written for the parent, in English; `alternatives` are open slots to offer.
 
-    def __init__(self, code: str, message: str, *, field: str = "", alternatives: list["SlotView"] | None = None,
-                 waitlist: bool = False):
+    With `params`, the message given is a template (a catalogue message id, marked with gettext_noop) and
+    `message` is it filled in English; `template` and `neutral_params` let a reply in another language say it
+    in the parent's words (chatbot.agent.offline.replies.rule_message). Params are dates, times, numbers and
+    text; a key "weekday" holds a date whose weekday is meant.
+    """
+
+    def __init__(self, code: str, message: str, *, params: dict | None = None, field: str = "",
+                 alternatives: list["SlotView"] | None = None, waitlist: bool = False):
+        self.template = message if params else ""
+        self.params = params or {}
+        message = message % {key: _in_english(key, value) for key, value in self.params.items()} if params else message
         super().__init__(message)
         self.code = code
         self.message = message
         self.field = field
         self.alternatives = alternatives or []
         self.waitlist = waitlist  # the slot is full and has a waitlist the parent can join
+
+    @property
+    def neutral_params(self) -> dict:
+        """The params as JSON: dates ISO, times HH:MM."""
+        return {key: value.isoformat() if isinstance(value, dt.date)
+                else f"{value:%H:%M}" if isinstance(value, dt.time) else value for key, value in self.params.items()}
+
+
+def _in_english(key: str, value) -> str:
+    if key == "weekday":
+        return f"{WEEKDAY_NAMES[value.weekday()]}s"
+    if isinstance(value, dt.date):
+        return describe_date(value)
+    if isinstance(value, dt.time):
+        return f"{value:%H:%M}"
+    return str(value)
 
 
 @dataclass(frozen=True)
@@ -195,12 +221,14 @@ def find_open_day(school: School, day: dt.date, start_time: dt.time | None = Non
              if event.starts_at.astimezone(school.tz).date() == day
              and (start_time is None or event.starts_at.astimezone(school.tz).time() == start_time)]
     if len(found) != 1:
-        raise BookingError("no_open_day", f"There's no open day on {describe_date(day)}"
-                                          f"{f' at {start_time:%H:%M}' if start_time else ''}.",
+        if start_time:
+            raise BookingError("no_open_day", gettext_noop("There's no open day on %(date)s at %(time)s."),
+                               params={"date": day, "time": start_time}, field="preferred_date")
+        raise BookingError("no_open_day", gettext_noop("There's no open day on %(date)s."), params={"date": day},
                            field="preferred_date")
     if found[0].seats_free <= 0:
-        raise BookingError("slot_full", f"The open day on {describe_date(day)} is fully booked.",
-                           field="preferred_date")
+        raise BookingError("slot_full", gettext_noop("The open day on %(date)s is fully booked."),
+                           params={"date": day}, field="preferred_date")
     return found[0]
 
 
@@ -209,22 +237,25 @@ def check_day(school: School, day: dt.date, *, now: dt.datetime | None = None) -
     current = local_now(school, now)
     _, last_day = _bookable_window(school, now)
     if day < current.date():
-        raise BookingError("past_date", f"{describe_date(day)} has already passed.", field="preferred_date",
-                           alternatives=next_open_slots(school, now=now))
+        raise BookingError("past_date", gettext_noop("%(date)s has already passed."), params={"date": day},
+                           field="preferred_date", alternatives=next_open_slots(school, now=now))
     if day.weekday() in school.closed_weekdays:
-        raise BookingError("closed_weekday", f"We don't run tours on {WEEKDAY_NAMES[day.weekday()]}s.",
-                           field="preferred_date", alternatives=next_open_slots(school, after=day, now=now))
+        raise BookingError("closed_weekday", gettext_noop("We don't run tours on %(weekday)s."),
+                           params={"weekday": day}, field="preferred_date",
+                           alternatives=next_open_slots(school, after=day, now=now))
     closure = SchoolClosure.objects.filter(school=school, date=day).first()
     if closure:
-        why = f" ({closure.reason})" if closure.reason else ""
-        raise BookingError("closed_day", f"The school is closed on {describe_date(day)}{why}.",
+        template = (gettext_noop("The school is closed on %(date)s (%(reason)s).") if closure.reason
+                    else gettext_noop("The school is closed on %(date)s."))
+        raise BookingError("closed_day", template, params={"date": day, **({"reason": closure.reason}
+                                                                           if closure.reason else {})},
                            field="preferred_date", alternatives=next_open_slots(school, after=day, now=now))
     if day > last_day:
         raise BookingError(
             "beyond_window",
-            f"Tours can be booked up to {school.max_advance_days} days ahead, so until {describe_date(last_day)}.",
-            field="preferred_date", alternatives=next_open_slots(school, after=last_day - dt.timedelta(days=6),
-                                                                 now=now),
+            gettext_noop("Tours can be booked up to %(days)s days ahead, so until %(last_date)s."),
+            params={"days": school.max_advance_days, "last_date": last_day}, field="preferred_date",
+            alternatives=next_open_slots(school, after=last_day - dt.timedelta(days=6), now=now),
         )
 
 
@@ -233,15 +264,17 @@ def check_slot(school: School, day: dt.date, start_time: dt.time, *, now: dt.dat
     check_day(school, day, now=now)
     if start_time not in tour_times(school):
         listed = ", ".join(t.strftime("%H:%M") for t in tour_times(school))
-        raise BookingError("not_a_tour_time", f"Tours start at {listed}; {start_time:%H:%M} isn't one of them.",
-                           field="preferred_time", alternatives=available_slots(school, day, day, now=now)
+        raise BookingError("not_a_tour_time", gettext_noop("Tours start at %(times)s; %(time)s isn't one of them."),
+                           params={"times": listed, "time": start_time}, field="preferred_time",
+                           alternatives=available_slots(school, day, day, now=now)
                            or next_open_slots(school, after=day, now=now))
     starts_at = dt.datetime.combine(day, start_time, school.tz)
     earliest, _ = _bookable_window(school, now)
     if starts_at < earliest:
         raise BookingError(
-            "too_soon", f"Tours need at least {school.min_notice_hours} hours' notice.",
-            field="preferred_date", alternatives=next_open_slots(school, now=now),
+            "too_soon", gettext_noop("Tours need at least %(hours)s hours' notice."),
+            params={"hours": school.min_notice_hours}, field="preferred_date",
+            alternatives=next_open_slots(school, now=now),
         )
     return starts_at
 
@@ -262,8 +295,9 @@ def _take_seat(school: School, slot: TourSlot, *, now: dt.datetime | None) -> To
     if not taken:
         local = slot.starts_at.astimezone(school.tz)
         others = [s for s in next_open_slots(school, after=local.date(), now=now) if s.starts_at != slot.starts_at]
-        raise BookingError("slot_full", f"The {local:%H:%M} tour on {describe_date(local.date())} is fully booked.",
-                           field="preferred_time", alternatives=others, waitlist=True)
+        raise BookingError("slot_full", gettext_noop("The %(time)s tour on %(date)s is fully booked."),
+                           params={"time": local.time(), "date": local.date()}, field="preferred_time",
+                           alternatives=others, waitlist=True)
     return slot
 
 
@@ -272,11 +306,11 @@ def _take_held_seat(offer: WaitlistEntry, now: dt.datetime | None) -> TourSlot:
     TourSlot.objects.select_for_update().filter(pk=offer.slot_id).first()  # the slot, then the offer (waitlist.py)
     locked = WaitlistEntry.objects.select_for_update().get(pk=offer.pk)
     if locked.status != WaitlistEntry.Status.OFFERED or locked.hold_expires_at <= (now or timezone.now()):
-        raise BookingError("offer_expired", "Sorry, the seat we were holding for you is no longer held.")
+        raise BookingError("offer_expired", gettext_noop("Sorry, the seat we were holding for you is no longer held."))
     moved = TourSlot.objects.filter(pk=locked.slot_id, seats_held__gt=0).update(
         seats_held=F("seats_held") - 1, seats_taken=F("seats_taken") + 1)
     if not moved:  # the CHECK constraint and the offer's row lock make this unreachable; never book without a seat
-        raise BookingError("offer_expired", "Sorry, the seat we were holding for you is no longer held.")
+        raise BookingError("offer_expired", gettext_noop("Sorry, the seat we were holding for you is no longer held."))
     return locked.slot
 
 
@@ -310,13 +344,15 @@ def clean_children(school: School, children: list[ChildDetails], adults: int = 1
     for child in children:
         name = " ".join((child.name or "").split())
         if child.age is not None and not 1 <= child.age <= 19:
-            raise BookingError("invalid_age", f"A child's age of {child.age} doesn't look right for a school tour.",
-                               field="child_age")
+            raise BookingError("invalid_age",
+                               gettext_noop("A child's age of %(age)s doesn't look right for a school tour."),
+                               params={"age": child.age}, field="child_age")
         if any(c.name.lower() == name.lower() for c in cleaned):
             continue  # "Leo (5) and Leo" is one Leo
         cleaned.append(ChildDetails(name, child.age, child.date_of_birth, (child.year_group or "").strip()))
     if adults < 1:
-        raise BookingError("invalid_adults", "At least one adult comes with the children.", field="adults")
+        raise BookingError("invalid_adults", gettext_noop("At least one adult comes with the children."),
+                           field="adults")
     cap = school.max_people_per_booking
     if cap and len(cleaned) + adults > cap:
         raise BookingError(
@@ -373,7 +409,7 @@ def book_tour(
     if fixed is not None:
         starts_at = fixed.starts_at
         if starts_at <= (now or timezone.now()) or (event and not event.published):
-            raise BookingError("past_date", "That tour can no longer be booked.", field="preferred_date")
+            raise BookingError("past_date", gettext_noop("That tour can no longer be booked."), field="preferred_date")
     else:
         starts_at = check_slot(school, local_date, local_time, now=now)
     try:
@@ -395,7 +431,7 @@ def book_tour(
                 WaitlistEntry.objects.filter(pk=offer.pk).update(
                     status=WaitlistEntry.Status.ACCEPTED, booking=booking, updated_at=timezone.now())
     except IntegrityError:
-        raise BookingError("already_booked", "You already have a place on that tour.",
+        raise BookingError("already_booked", gettext_noop("You already have a place on that tour."),
                            field="preferred_time") from None
     return booking
 
@@ -411,7 +447,7 @@ def reschedule_tour(
     _ensure_changeable(booking, now)
     starts_at = check_slot(school, new_date, new_time, now=now)
     if starts_at == booking.starts_at:
-        raise BookingError("same_slot", "Your tour is already at that time.", field="new_time")
+        raise BookingError("same_slot", gettext_noop("Your tour is already at that time."), field="new_time")
     try:
         with transaction.atomic():
             locked = (TourBooking.objects.select_for_update(of=("self",)).select_related("school", "contact")
@@ -431,7 +467,8 @@ def reschedule_tour(
             locked.save(update_fields=["slot", "starts_at", "updated_at"])
             crm.record_tour_moved(locked, move.from_starts_at)
     except IntegrityError:
-        raise BookingError("already_booked", "You already have a place on that tour.", field="new_time") from None
+        raise BookingError("already_booked", gettext_noop("You already have a place on that tour."),
+                           field="new_time") from None
     return locked
 
 
@@ -517,7 +554,8 @@ def _child_meant(children: list[ChildDetails], name: str | None, age_only: bool)
         return 0
     if age_only:
         names = join_names([c.name for c in children])
-        raise BookingError("which_child", f"This tour is for {names}: which child's age is that?", field="child")
+        raise BookingError("which_child", gettext_noop("This tour is for %(names)s: which child's age is that?"),
+                           params={"names": names}, field="child")
     lowered = str(name or "").strip().lower()
     for index, child in enumerate(children):
         if child.name.lower() == lowered:
@@ -530,7 +568,8 @@ def _ensure_changeable(booking: TourBooking, now: dt.datetime | None) -> None:
         raise BookingError("not_scheduled",
                            f"Booking {booking.reference} is {booking.get_status_display().lower()}, not scheduled.")
     if booking.starts_at <= (now or timezone.now()):
-        raise BookingError("tour_passed", f"The tour {booking.reference} has already taken place.")
+        raise BookingError("tour_passed", gettext_noop("The tour %(reference)s has already taken place."),
+                           params={"reference": booking.reference})
 
 
 def request_callback(
@@ -553,15 +592,16 @@ def request_callback(
     except InvalidContactDetail as exc:
         raise BookingError("invalid_phone", exc.message, field="parent_phone") from None
     if best_time not in CallbackRequest.BestTime.values:
-        raise BookingError("invalid_best_time", "Say morning, afternoon, evening or a time like 3pm.",
+        raise BookingError("invalid_best_time", gettext_noop("Say morning, afternoon, evening or a time like 3pm."),
                            field="best_time_to_call")
     current = local_now(school, now)
     due = due_date or _next_working_day(school, current)
     if due < current.date():
-        raise BookingError("past_date", f"{describe_date(due)} has already passed.", field="best_time_to_call")
+        raise BookingError("past_date", gettext_noop("%(date)s has already passed."), params={"date": due},
+                           field="best_time_to_call")
     if due > current.date() + dt.timedelta(days=school.max_advance_days):
-        raise BookingError("beyond_window", "We can schedule a call within the next "
-                                            f"{school.max_advance_days} days.", field="best_time_to_call")
+        raise BookingError("beyond_window", gettext_noop("We can schedule a call within the next %(days)s days."),
+                           params={"days": school.max_advance_days}, field="best_time_to_call")
     with transaction.atomic():
         callback = CallbackRequest.objects.create(
             school=school, contact=contact, parent_name=parent_name.strip(), parent_phone=phone,

@@ -8,14 +8,25 @@ show the text, which always carries the same information.
 
 from django.core import signing
 from django.urls import reverse
+from django.utils.translation import get_language
+
+from chatbot.dates import human_slot
 
 ICS_SALT = "chatbot.booking-ics"
 
 
+def _slot_label(slot: dict) -> str:
+    """A slot in the reply's language: "Thu 26 Nov, 11:00" in English; elsewhere as the reply's own list writes
+    it ("11月26日（星期四） 11:00"), which the offline reader reads back in that language."""
+    if (get_language() or "en").startswith("en") or not slot.get("date"):
+        return slot["label"]
+    return human_slot(str(slot["date"]), slot.get("time"))
+
+
 def _slot_buttons(slots: list[dict]) -> dict:
-    """A button per slot; pressing one sends its label ("Thu 26 Nov, 11:00") as the parent's message, the words
-    a person would type, which every model and the transcript read naturally."""
-    return {"type": "buttons", "options": [{"label": s["label"], "value": s["label"]} for s in slots]}
+    """A button per slot; pressing one sends its label as the parent's message, the words a person would type,
+    which every model and the transcript read naturally."""
+    return {"type": "buttons", "options": [{"label": label, "value": label} for label in map(_slot_label, slots)]}
 
 
 def _booking_card(result: dict, rescheduled: bool = False) -> dict:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from bookings import selectors as booking_selectors
 from bookings import services as bookings
@@ -80,9 +81,14 @@ def _alternatives(ctx: "ToolContext", slots: list[SlotView]) -> list[dict]:
     return _slot_dicts(fitting or slots)
 
 
+def _rule(exc: BookingError) -> dict:
+    """What a rule said: its English message, and its template and params for a reply in another language."""
+    return {"message": exc.message, **({"template": exc.template, "params": exc.neutral_params} if exc.params else {})}
+
+
 def _booking_error(exc: BookingError, full: tuple[dt.date, dt.time] | None = None) -> dict:
     """A rule's refusal for the model; `full`, the tour that was full: remembered, so join_waitlist can use it."""
-    result = _error(exc.message, field=exc.field, code=exc.code)
+    result = {"status": "error", **_rule(exc), "field": exc.field, "code": exc.code}
     if exc.waitlist and full:
         _ctx().active.full_slot = {"date": full[0].isoformat(), "time": f"{full[1]:%H:%M}"}
         result["waitlist"] = {"date": full[0].isoformat(), "time": f"{full[1]:%H:%M}",
@@ -163,18 +169,19 @@ def check_availability(
     exact = [t for t in times if ":" in t]
     asked = f" at {', '.join(exact)}" if exact else f" in the {', '.join(times)}" if times else ""
     span = describe_date(start) if start == end else f"{describe_date(start)} to {describe_date(end)}"
-    message = f"No open tours{asked} from {span}."
+    said = {"message": f"No open tour slots{asked} from {span}."}
     if start == end:
         try:
             bookings.check_day(ctx.school, start, now=ctx.now)
         except BookingError as exc:  # the day itself can't be booked: say why
-            message = exc.message
+            said = _rule(exc)
             alternatives = _alternatives(ctx, exc.alternatives) or alternatives
     elif start > bookings.local_now(ctx.school, ctx.now).date() + dt.timedelta(days=ctx.school.max_advance_days):
-        message = (f"Tours can be booked up to {ctx.school.max_advance_days} days ahead, "
-                   f"so the dates you asked about are too far away.")
+        said = _rule(BookingError("beyond_window", gettext_noop(
+            "Tours can be booked up to %(days)s days ahead, so the dates you asked about are too far away."),
+            params={"days": ctx.school.max_advance_days}))
     ctx.active.slots_shown = alternatives
-    return {"status": "no_match", "message": message, "alternatives": alternatives}
+    return {"status": "no_match", **said, "alternatives": alternatives}
 
 
 def _intake(ctx: ToolContext) -> Intake:

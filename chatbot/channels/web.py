@@ -258,6 +258,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=CLOSE_UNKNOWN_SCHOOL)
             return
         self.school, self.visitor, token, is_new, conversation, spoken = session
+        self.spoken = spoken or language.ENGLISH  # the widget's language: its errors are said in it
         self.group = visitor_group(self.school.pk, self.visitor)
         self.loop = asyncio.get_running_loop()
         _local_sockets.setdefault(self.group, {})[self.channel_name] = self
@@ -306,19 +307,22 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def _on_message(self, content: dict) -> None:
         text, client_id = content.get("text"), str(content.get("client_id") or "")[:64]
-        if not isinstance(text, str) or not text.strip():
-            await self._error("empty", "Please type a message.", client_id)
-            return
-        if len(text) > settings.CHAT_MAX_MESSAGE_CHARS:
-            await self._error("too_long", f"That message is too long: please keep it under "
-                                          f"{settings.CHAT_MAX_MESSAGE_CHARS} characters.", client_id)
-            return
-        refused = await limits.allow_message(school_id=self.school.pk, visitor=self.visitor, address=self.address)
-        if refused:
-            logger.info("web chat message refused by the %s limit", refused)
-            await self._error("rate_limited", "You're sending messages very quickly. Please wait a minute and "
-                                              "I'll be right with you.", client_id)
-            return
+        with translation.override(self.spoken):
+            if not isinstance(text, str) or not text.strip():
+                await self._error("empty", gettext("Please type a message."), client_id)
+                return
+            if len(text) > settings.CHAT_MAX_MESSAGE_CHARS:
+                await self._error("too_long", gettext("That message is too long: please keep it under %(chars)s "
+                                                      "characters.") % {"chars": settings.CHAT_MAX_MESSAGE_CHARS},
+                                  client_id)
+                return
+            refused = await limits.allow_message(school_id=self.school.pk, visitor=self.visitor,
+                                                 address=self.address)
+            if refused:
+                logger.info("web chat message refused by the %s limit", refused)
+                await self._error("rate_limited", gettext("You're sending messages very quickly. Please wait a "
+                                                          "minute and I'll be right with you."), client_id)
+                return
         task = asyncio.create_task(self._deliver(text.strip(), client_id))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -339,6 +343,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "error", "code": code, "text": text, "client_id": client_id})
 
     async def chat_event(self, event: dict) -> None:
+        self.spoken = event["payload"].get("language") or self.spoken
         await self.send_json(event["payload"])
 
 

@@ -114,6 +114,33 @@ def test_a_language_the_school_does_not_offer_is_answered_in_english(offline):
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("text", "said", "english"), [
+    ("我想星期天带孩子来参观学校", "星期日不安排校园导览", "We don't run tours"),
+    ("Boleh saya tempah lawatan hari Ahad?", "pelawat pada hari Ahad", "We don't run tours"),
+    ("ஞாயிற்றுக்கிழமை பள்ளியைச் சுற்றிப் பார்க்க முன்பதிவு செய்யலாமா?", "பார்வையிட ஏற்பாடு இல்லை", "We don't run tours"),
+])
+def test_a_booking_rule_is_said_in_the_parents_language(school, offline, text, said, english):
+    """The school's rules (here: no tours on Sundays) reach the parent in their language, not the tools'."""
+    school.closed_weekdays = [6]
+    school.save()
+    reply = _say(school, ContactFactory(school=school, phone="", email="", name=""), text)
+    assert said in reply.text and english not in reply.text, reply.text
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("text", ["你好，我想下个星期带孩子来参观", "Saya nak bawa anak melawat sekolah minggu depan",
+                                  "அடுத்த வாரம் பள்ளியைப் பார்வையிட வர விரும்புகிறோம்"])
+def test_slot_buttons_read_as_the_replys_list_and_a_press_picks_that_slot(school, offline, text):
+    contact = ContactFactory(school=school, phone="", email="", name="")
+    reply = _say(school, contact, text)
+    [buttons] = [b for b in reply.payload["blocks"] if b["type"] == "buttons"]
+    labels = [o["label"] for o in buttons["options"]]
+    assert labels and all(label in reply.text for label in labels), (labels, reply.text)
+    picked = _say(school, contact, buttons["options"][1]["value"])
+    assert labels[1] in picked.text and not picked.payload["blocks"], picked.text
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_chinese_booking_is_read_back_and_booked_in_chinese(school, next_weekday, offline):
     """English booking words with Chinese in them: the whole exchange is in Chinese, and the policy still
     reads its own Chinese read-back, so the parent's yes books the tour."""

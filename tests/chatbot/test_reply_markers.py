@@ -65,8 +65,8 @@ REPLIES = {
                                       {"preferred_times": ["09:00"]}, TODAY),
     "no_slots": lambda: r.availability({"status": "success", "available_slots": []},
                                        {"date_range_start": "2026-11-26"}, TODAY),
-    "alternatives": lambda: r.availability({"status": "error", "message": "That day is full.",
-                                            "alternatives": SLOTS}, {}, TODAY),
+    "alternatives": lambda: r.availability({"status": "no_match", "message": "No open tour slots from Thursday 26 "
+                                            "November.", "alternatives": SLOTS}, {}, TODAY),
     "no_alternatives": lambda: r.availability({"status": "error"}, {"preferred_times": ["10:00"]}, TODAY),
     "ambiguous": lambda: r.ambiguous(SLOTS, TODAY),
     "bad_choice": lambda: r.bad_choice(3),
@@ -138,6 +138,20 @@ REPLIES = {
                                                "parent_name": "Priya Nair", "parent_phone": "+6591234567",
                                                "held_until_date": "2026-11-25", "held_until_time": "15:00",
                                                "school": "Tampines Campus"}),
+    "rule_full": lambda: r.tool_error({"message": "The 09:00 tour on Thursday 26 November is fully booked.",
+                                       "template": "The %(time)s tour on %(date)s is fully booked.",
+                                       "params": {"time": "09:00", "date": "2026-11-26"},
+                                       "alternatives": SLOTS[1:]}, TODAY),
+    "rule_closed": lambda: r.availability({"status": "error", "message": "We don't run tours on Sundays.",
+                                           "template": "We don't run tours on %(weekday)s.",
+                                           "params": {"weekday": "2026-11-29"}, "alternatives": SLOTS}, {}, TODAY),
+    "rule_which_child": lambda: r.corrected({"status": "error", "message": "This tour is for Leo and Mia: which "
+                                             "child's age is that?", "params": {"names": "Leo and Mia"},
+                                             "template": "This tour is for %(names)s: which child's age is that?"},
+                                            TODAY),
+    "rule_call_window": lambda: r.tool_error({"message": "We can schedule a call within the next 30 days.",
+                                              "template": "We can schedule a call within the next %(days)s days.",
+                                              "params": {"days": 30}}, TODAY),
     "seat_lapsed": lambda: outreach.lapsed_text({**SLOTS[0], "child_name": "Mia"}),
     "open_days": lambda: r.open_days([{**SLOTS[0], "title": "Open Morning", "duration_minutes": 120,
                                        "seats_left": 3}, {**SLOTS[2], "title": "", "duration_minutes": 90,
@@ -158,7 +172,7 @@ DATA_WORDS = set(re.findall(r"[A-Za-z]{3,}", " ".join([
     str(DETAILS), str(TOURS), "T-NEW111 T-NEW222 C-CB1234 Priya Tampines Campus School Road Ethan Jon Leo fees",
     "W-WL1234 Open Morning",
     "That day is full. That slot is full. That is not your booking. We are closed then. too short no @",
-    "Fees are listed online. is there a bus?"])))
+    "Fees are listed online. is there a bus?", "Mia and"])))
 
 
 def _render(name: str, language: str) -> str:

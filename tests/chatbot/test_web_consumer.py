@@ -493,4 +493,7 @@ async def test_the_widget_is_told_the_parents_language_and_its_texts_in_it(schoo
         await comm.disconnect()
         comm, again = await open_chat(school.slug, session["visitor_token"])
         assert again["language"] == "zh-hans" and again["texts"]["Send message"] == "发送信息"
+        await comm.send_json_to({"type": "message", "text": " ", "client_id": "blank"})
+        error = await comm.receive_json_from(timeout=TIMEOUT)  # the widget's errors are in its language too
+        assert (error["code"], error["text"]) == ("empty", "请输入信息。")
         await comm.disconnect()

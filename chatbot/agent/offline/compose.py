@@ -147,7 +147,7 @@ def _callback(turn: "Turn") -> str:
     if result and result.get("status") == "success":
         return replies.callback_done(result, turn.today)
     if result and result.get("status") == "error":
-        return str(result.get("message") or replies.callback_failed())
+        return replies.rule_message(result, replies.callback_failed(), turn.today)
     if result:
         missing = [str(m) for m in result.get("missing") or []]
     else:
@@ -176,7 +176,7 @@ def _seat_offer(turn: "Turn") -> str:
         return replies.booking_confirmed(result, turn.today)
     if result.get("status") == "confirm":
         return replies.read_back_booking(result, turn.today)
-    return str(result.get("message") or "")
+    return replies.rule_message(result, "", turn.today)
 
 
 def _main(turn: "Turn") -> str:

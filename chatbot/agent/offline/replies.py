@@ -12,6 +12,7 @@ import datetime as dt
 import re
 
 import phonenumbers
+from django.utils import formats
 from django.utils.translation import get_language, gettext_lazy, ngettext, pgettext, pgettext_lazy
 from django.utils.translation import gettext as _
 
@@ -208,7 +209,7 @@ def faq_unknown(offer_callback: bool) -> str:
 def corrected(result: dict, today: dt.date) -> str:
     """Acknowledge an update_context result."""
     if result.get("status") != "updated":
-        return str(result.get("message") or _("Sorry, I couldn't update that."))
+        return rule_message(result, _("Sorry, I couldn't update that."), today)
     field = str(result.get("field") or "")
     value = result.get("new_value")
     if field == "preferred_date" and value:
@@ -300,7 +301,9 @@ def availability(result: dict, args: dict, today: dt.date, purpose: str = "") ->
         if when:
             return _("I'm sorry, there are no open tour slots %(when)s. Would another day suit you?") % {"when": when}
         return _("I'm sorry, there are no open tour slots. Would another day suit you?")
-    message = str(result.get("message") or _no_slots(when)).strip()
+    # A search that found nothing says so in English only; elsewhere the reply's own words say it.
+    english = get_language().startswith("en")
+    message = rule_message(result, _no_slots(when), today) if english or result.get("template") else _no_slots(when)
     alternatives = result.get("alternatives") or []
     if alternatives:
         return listing(join([message, _("These are the next open slots:")]), slot_lines(alternatives, today), question)
@@ -479,10 +482,31 @@ def _open_alternatives(message: str, alternatives: list[dict], today: dt.date) -
                    _("Would one of these work?"))
 
 
+def rule_message(result: dict, default: str = "", today: dt.date | None = None) -> str:
+    """A tool's message in the parent's language: a booking rule's template (bookings.services.BookingError) filled
+    with its params written in that language, or a message without params as the catalogue has it; `default`
+    when the result has none."""
+    message = str(result.get("message") or "").strip()
+    if not message:
+        return default
+    params, template = result.get("params"), result.get("template")
+    if not (params and template) or get_language().startswith("en"):
+        return _(message)
+    return _(template) % {key: _rule_param(key, value, today) for key, value in params.items()}
+
+
+def _rule_param(key: str, value, today: dt.date | None) -> str:
+    if key == "weekday":
+        return formats.date_format(dt.date.fromisoformat(value), "l")
+    if key.endswith("date"):
+        return human_date(value, today)
+    return str(value)
+
+
 def tool_error(result: dict, today: dt.date) -> str:
     """A book_tour error in plain words, with the alternatives it offered."""
     field = result.get("field")
-    message = str(result.get("message") or _("Sorry, that didn't work.")).strip()
+    message = rule_message(result, _("Sorry, that didn't work."), today)
     if field == "parent_phone":
         return _("That number doesn't look right — could you check it? (%(problem)s)") % {"problem": message}
     if field == "parent_email":
@@ -574,7 +598,7 @@ def which_tour(tours: list[dict], action: str, today: dt.date) -> str:
 
 
 def manage_error(result: dict, action: str, today: dt.date) -> str:
-    message = str(result.get("message") or _("Sorry, I couldn't change that booking.")).strip()
+    message = rule_message(result, _("Sorry, I couldn't change that booking."), today)
     alternatives = result.get("alternatives") or []
     if alternatives and action == "reschedule":  # the new slot is full, closed...: offer the open ones
         return _open_alternatives(message, alternatives, today)

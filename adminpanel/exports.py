@@ -1,5 +1,5 @@
 """Streaming exports of conversations: JSONL with every message and reasoning step (an evaluation data set),
-and CSV with one row per conversation.
+and CSV with one row per conversation; both list the tours booked in it with every child.
 
 The rows are read in chunks of ids, each chunk a fixed number of queries, so an
 export of any size streams in constant memory. Under ASGI the chunks are produced
@@ -24,13 +24,14 @@ from django.utils import timezone
 
 from adminpanel import schooltime
 from adminpanel.selectors import with_review_stats
+from bookings.models import TourBooking
 from chatbot.models import Conversation, Message, ReasoningStep
 from config.logging import mask_contact_details, mask_phone
 
 CHUNK = 200
 CSV_COLUMNS = ("id", "started_at", "time_zone", "school", "channel", "contact_id", "contact", "phone", "status",
                "outcome", "messages", "total_tokens", "total_cost", "slowest_turn_ms", "rating", "rating_note",
-               "rated_by", "rated_at", "ended_at")
+               "rated_by", "rated_at", "ended_at", "tours")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -52,6 +53,8 @@ def _chunks(ids: list[int], *, with_messages: bool) -> Iterator[list[Conversatio
         chunk = ids[start:start + CHUNK]
         queryset = with_review_stats(Conversation.objects.filter(pk__in=chunk)).select_related(
             "school", "contact", "rated_by")
+        queryset = queryset.prefetch_related(Prefetch(
+            "contact__tour_bookings", queryset=TourBooking.objects.prefetch_related("children").order_by("created_at")))
         if with_messages:
             steps = Prefetch("steps", queryset=ReasoningStep.objects.order_by("position"))
             queryset = queryset.prefetch_related(
@@ -59,6 +62,25 @@ def _chunks(ids: list[int], *, with_messages: bool) -> Iterator[list[Conversatio
             )
         found = {conversation.pk: conversation for conversation in queryset}
         yield [found[pk] for pk in chunk if pk in found]
+
+
+def _tours(conversation: Conversation) -> list[TourBooking]:
+    """The tours the contact booked while this conversation ran (contact__tour_bookings must be prefetched)."""
+    until = conversation.ended_at or timezone.now()
+    return [b for b in conversation.contact.tour_bookings.all() if conversation.started_at <= b.created_at <= until]
+
+
+def _tour_record(booking: TourBooking, school) -> dict:
+    return {"reference": booking.reference, "starts_at": _iso(booking.starts_at, school), "status": booking.status,
+            "adults": booking.adults,
+            "children": [{"name": c.name, "age": c.age, "year_group": c.year_group} for c in booking.children.all()]}
+
+
+def _tours_cell(conversation: Conversation) -> str:
+    """"T-ABC123 2026-12-02T11:00:00+08:00 scheduled: Leo (5) and Mia (5)", one per tour, "; " between."""
+    school = conversation.school
+    return "; ".join(f"{b.reference} {_iso(b.starts_at, school)} {b.status}: {b.children_label}"
+                     for b in _tours(conversation))
 
 
 def conversation_record(conversation: Conversation) -> dict:
@@ -85,6 +107,7 @@ def conversation_record(conversation: Conversation) -> dict:
         "rated_by": conversation.rated_by.get_username() if conversation.rated_by else None,
         "rated_at": _iso(conversation.rated_at, school),
         "summary": conversation.summary,
+        "tours": [_tour_record(b, school) for b in _tours(conversation)],
         "messages": [
             {
                 "id": message.pk,
@@ -154,6 +177,7 @@ def csv_row(conversation: Conversation) -> list:
         conversation.rating, _safe_cell(conversation.rating_note),
         conversation.rated_by.get_username() if conversation.rated_by else "",
         _iso(conversation.rated_at, school) or "", _iso(conversation.ended_at, school) or "",
+        _safe_cell(_tours_cell(conversation)),
     ]
 
 

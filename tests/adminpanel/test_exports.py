@@ -1,6 +1,7 @@
 """Exports: JSONL with every message and step (an evaluation data set) and CSV, honouring the list's filters."""
 
 import csv
+import datetime as dt
 import io
 import json
 
@@ -11,6 +12,8 @@ from django.http import StreamingHttpResponse
 from django.test.utils import CaptureQueriesContext
 
 from adminpanel import exports
+from bookings.models import TourBooking
+from bookings.services import ChildDetails, book_tour
 from chatbot.models import Channel
 from config.logging import mask_phone
 from tests.adminpanel.conftest import LIST_URL, make_conversation
@@ -67,6 +70,26 @@ def test_csv_export_has_one_row_per_conversation(reviewer_client, school):
     assert list(rows[0]) == list(exports.CSV_COLUMNS)
 
 
+def test_both_exports_list_the_tours_booked_in_the_conversation_with_every_child(reviewer_client, school,
+                                                                                 next_weekday):
+    conversation = make_conversation(school, turns=2)
+    earlier = book_tour(school=school, contact=conversation.contact, parent_name="Mei Tan", parent_phone="+6591234567",
+                        child_name="Ana", child_age=4, local_date=next_weekday(school, 3), local_time=dt.time(9))
+    TourBooking.objects.filter(pk=earlier.pk).update(created_at=conversation.started_at - dt.timedelta(days=2))
+    family = book_tour(school=school, contact=conversation.contact, parent_name="Mei Tan",
+                       parent_phone="+6591234567", local_date=next_weekday(school, 1), local_time=dt.time(9),
+                       children=[ChildDetails("Leo", 5), ChildDetails("Mia", 5)], adults=2)
+
+    [record] = jsonl(reviewer_client.get(JSONL_URL))
+    assert record["tours"] == [{"reference": family.reference, "starts_at": exports._iso(family.starts_at, school),
+                                "status": "scheduled", "adults": 2,
+                                "children": [{"name": "Leo", "age": 5, "year_group": ""},
+                                             {"name": "Mia", "age": 5, "year_group": ""}]}]
+    [row] = csv.DictReader(io.StringIO(body(reviewer_client.get(CSV_URL))))
+    assert row["tours"] == f"{family.reference} {exports._iso(family.starts_at, school)} scheduled: " \
+                           "Leo (5) and Mia (5)"
+
+
 def test_export_follows_the_search_too(reviewer_client, school):
     wanted = make_conversation(school, question="Is there a swimming pool?")
     make_conversation(school, question="What are the fees?")
@@ -91,7 +114,7 @@ def test_export_streams_in_chunks_with_constant_queries_per_chunk(school, monkey
         next(chunks)
     with CaptureQueriesContext(connection) as second:
         next(chunks)
-    assert len(first) == len(second) == 3  # conversations, messages, steps
+    assert len(first) == len(second) == 4  # conversations, the contacts' tours (+ their children), messages, steps
     assert sum(line.count("\n") for line in [next(chunks)]) == 1
     with pytest.raises(StopIteration):
         next(chunks)

@@ -15,6 +15,7 @@ from django.utils import translation
 from chatbot import outreach
 from chatbot.agent.offline import replies as r
 from chatbot.agent.offline.reply_markers import asked_in, endings, options_in, read_back_in
+from chatbot.agent.offline.understanding import asked_ages_of
 
 TODAY = dt.date(2026, 11, 24)
 SLOTS = [{"date": "2026-11-26", "time": "09:00"}, {"date": "2026-11-26", "time": "14:00"},
@@ -204,6 +205,15 @@ def test_the_english_reading_is_what_the_policy_relies_on():
     assert [e.reference for e in endings(_render("rescheduled", "en"))] == ["T-NEW222"]
     assert "family_again" in asked_in(_render("family_again", "en"))
     assert {"child_name", "child_age"} <= asked_in(_render("ask_family_names", "en"))
+
+
+@pytest.mark.parametrize("language", ["en", *LANGUAGES])
+def test_the_children_whose_age_was_asked_are_read_back_in_every_language(language):
+    with translation.override(language):
+        one = r.ask_family([{"name": "Leo"}, {"name": "Mia", "age": 5}], 2, ["child_age"])
+        both = r.ask_family([{"name": "Leo"}, {"name": "Mia"}], 2, ["child_age"])
+    assert asked_ages_of(one) == ("Leo",), one
+    assert asked_ages_of(both) == ("Leo", "Mia"), both
 
 
 def test_unconfirmed_repeats_the_read_back_in_the_language():

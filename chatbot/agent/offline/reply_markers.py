@@ -88,6 +88,12 @@ ASKS = {  # "options" (a numbered list) is the same in every language
                              if key in by_key)]
     for key in REPLY_ASKS
 }
+# "How old is Mia?" / "How old are Leo and Mia?" in the catalogue's words: the names, and what joins them.
+ASKED_AGE_OF = [re.compile(r"(?:^|[\s，。？！]|那)([^\s，。？！那]+?)今年几岁"),
+                re.compile(r"\bumur ([^?.!]+?)\?", re.IGNORECASE),
+                re.compile(r"([^\s,.?!]+(?:(?:, | மற்றும் )[^\s,.?!]+)*)-க்கு என்ன வயது")]
+_NAMES_JOINED = re.compile(r"和|、|,\s*|\s+dan\s+|\s+மற்றும்\s+")
+_NOT_NAMES = {"他", "她", "孩子", "குழந்தை", "மேலும்"}  # pronouns, "and also"
 # Where a read-back starts ("Just to check before I book: ...").
 READ_BACK_START = re.compile(r"just to check|(?:预约前)?跟您确认一下|untuk kepastian"
                              r"|(?:முன்பதிவு செய்வதற்கு முன் )?உறுதிப்படுத்திக்கொள்ள", re.IGNORECASE)
@@ -112,6 +118,15 @@ class Ending:
 def asked_in(reply: str) -> frozenset[str]:
     """What a concierge reply asked the parent for (the REPLY_ASKS keys), in whichever language it is."""
     return frozenset(key for key, patterns in ASKS.items() if any(p.search(reply) for p in patterns))
+
+
+def ages_asked_in(reply: str) -> tuple[str, ...]:
+    """The children a translated reply asked the age of (English: `understanding.asked_ages_of`)."""
+    for pattern in ASKED_AGE_OF:
+        match = pattern.search(reply or "")
+        if match:
+            return tuple(n for n in _NAMES_JOINED.split(match.group(1).strip()) if n and n not in _NOT_NAMES)
+    return ()
 
 
 def endings(reply: str) -> list[Ending]:

@@ -20,6 +20,7 @@ import phonenumbers
 
 from chatbot.agent.offline import lexicon as lx
 from chatbot.agent.offline.gloss import gloss
+from chatbot.agent.offline.reply_markers import ages_asked_in
 from chatbot.agent.offline.when import When, find_when, spans
 
 WHEN_FIELDS = ("preferred_date", "preferred_time")
@@ -117,9 +118,9 @@ def merge_children(children: list[dict], said: list[dict]) -> list[dict]:
 
 
 def asked_ages_of(reply: str) -> tuple[str, ...]:
-    """The children a concierge reply asked the age of: ("Mia",) for "And how old is Mia?"."""
+    """The children a concierge reply asked the age of: ("Mia",) for "And how old is Mia?", in any language."""
     match = lx.ASKED_AGE_OF.search(reply or "")
-    return tuple(lx.CAP_NAME.findall(match.group(1))) if match else ()
+    return tuple(lx.CAP_NAME.findall(match.group(1))) if match else ages_asked_in(reply)
 
 
 @lru_cache(maxsize=64)

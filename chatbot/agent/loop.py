@@ -127,8 +127,12 @@ def _prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> T
     active = memory.ActiveContext.load(school.pk, contact.pk)
     turn_ids = {m.pk for m in turn_messages}
     earlier = prompt.earlier_messages(conversation, turn_ids)
+    hints = dict(contact.__dict__.get("fact_hints") or {})  # read before the prompt uses (and drops) them
     ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
-                            history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids)
+                            history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids,
+                            on_a_waitlist=hints.get("has_waitlist_entries", True),
+                            has_tours=hints.get("has_upcoming_tours", True)
+                            or any(tools.TOUR_REFERENCE.search(m.text) for m in turn_messages))
     messages = prompt.build_messages(conversation, active, turn_messages, earlier=earlier)
     reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
                                    channel=conversation.channel, reply_to=turn_messages[-1] if turn_messages else None)
@@ -188,9 +192,10 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             # The first cycle's prompt was read just now; a message arriving from here on is found before the
             # answer (below) or by the next cycle.
             if cycle > 1 and await memory.has_new_messages(school.pk, contact.pk):
+                turn.ctx.unread = True
                 turn.messages[0] = {"role": "system", "content": await database_sync_to_async(prompt.system_prompt)(
                     school, contact, turn.ctx.active, turn.conversation.summary.replace("\n", " | "), 1)}
-            answer = await model.complete(turn.messages, tools.TOOL_SCHEMAS)
+            answer = await model.complete(turn.messages, tools.schemas_for(turn.ctx))
             turn.count(answer)
             if answer.fallback_reason:
                 pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason, model=answer.model))

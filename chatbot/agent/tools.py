@@ -13,6 +13,7 @@ import datetime as dt
 import inspect
 import json
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -53,6 +54,9 @@ class ToolContext:
     history: list[str] = field(default_factory=list)
     turn_message_ids: set[int] = field(default_factory=set)
     now: dt.datetime | None = None
+    on_a_waitlist: bool = True  # the contact waits for (or is offered) a seat; True when not known
+    has_tours: bool = True  # the contact has upcoming tours, or the parent quoted a tour reference
+    unread: bool = False  # messages arrived during the turn (the prompt says UNREAD)
 
     @property
     def today(self) -> dt.date:
@@ -84,6 +88,18 @@ def _alternatives(ctx: "ToolContext", slots: list[SlotView]) -> list[dict]:
 def _rule(exc: BookingError) -> dict:
     """What a rule said: its English message, and its template and params for a reply in another language."""
     return {"message": exc.message, **({"template": exc.template, "params": exc.neutral_params} if exc.params else {})}
+
+
+def _described(details: dict) -> str:
+    """A booking's details in one line, as the read-back awaits the parent's yes to it (and the prompt shows it):
+    "2026-11-27, 09:00, Sarah Tan, +6591234567, Mia (5) and Leo (3, Year 1)"."""
+    def child(c: dict) -> str:  # every detail given, so a change to any of them needs a new yes
+        known = [str(c[k]) for k in ("age", "date_of_birth", "year_group") if c.get(k) not in (None, "")]
+        return f"{c.get('name') or ''} ({', '.join(known)})" if known else str(c.get("name") or "")
+
+    def said(key: str) -> str:
+        return join_names([child(c) for c in details[key]]) if key == "children" else str(details[key])
+    return ", ".join(said(k) for k in ("date", "time", *DETAILS) if k in details)
 
 
 def _booking_error(exc: BookingError, full: tuple[dt.date, dt.time] | None = None) -> dict:
@@ -129,11 +145,10 @@ def check_availability(
     date_range_end: str | None = None,
     preferred_times: list[str] | None = None,
 ) -> dict:
-    """Open campus tour slots in a date range, optionally at preferred times.
+    """Open campus tour slots in a date range (default: the next 7 bookable days), optionally at preferred times.
 
     Args:
-        date_range_start: ISO date or phrase. Default: the earliest bookable day.
-        date_range_end: Default: the start + 6 days.
+        date_range_start: ISO date or phrase.
         preferred_times: e.g. ["morning"], ["14:00"].
     """
     ctx = _ctx()
@@ -272,15 +287,12 @@ def book_tour(
     children: list[dict] | None = None,
     open_day: bool | None = None,
 ) -> dict:
-    """Book a campus tour for one family: call it with whatever is known; it keeps it and answers "missing_fields"
-    until complete.
+    """Book a family's campus tour with whatever is known; it answers "missing_fields" until complete.
 
     Args:
-        child_age: In years (one child; several: `children`).
         preferred_date: ISO date or phrase.
-        preferred_time: A tour start time.
-        children: Every child coming (one seat is one family): [{"name", "age", "date_of_birth", "year_group"}].
-        open_day: True for a place at one of the school's open days (check_open_days) on preferred_date.
+        children: Every child: [{name, age, date_of_birth, year_group}].
+        open_day: An open day (check_open_days) on preferred_date.
     """
     ctx = _ctx()
     event = bool(open_day) or ctx.active.task_type == OPEN_DAY_TASK
@@ -335,7 +347,7 @@ def book_tour(
         intake.forget(exc.field)
         _keep(ctx, intake)
         return _booking_error(exc, (day, start_time))
-    action = "book " + ", ".join(str(details[k]) for k in ("date", "time", *DETAILS) if k in details)
+    action = "book " + _described(details)
     if _awaiting_yes(ctx, action):
         ctx.active.slots_shown = []  # the parent chose: a "yes" now answers the read-back, not an old list
         return {"status": "confirm", "action": "book", "read_back": details, "message": confirmation.NOT_YET}
@@ -401,7 +413,7 @@ def _book_open_day(ctx: ToolContext, intake: Intake) -> dict:
     local = event.starts_at.astimezone(ctx.school.tz)
     details = {**_tour_details(ctx.school, local.date(), local.time(), children=intake.children, **intake.details),
                "event": event.title, "duration_minutes": event.minutes}
-    action = "book open day " + ", ".join(str(details[k]) for k in ("date", "time", *DETAILS) if k in details)
+    action = "book open day " + _described(details)
     if _awaiting_yes(ctx, action):
         ctx.active.slots_shown = []
         return {"status": "confirm", "action": "book", "read_back": details, "message": confirmation.NOT_YET}
@@ -592,7 +604,7 @@ def request_callback(parent_name: str, parent_phone: str, best_time_to_call: str
     """Ask admissions to phone the parent back.
 
     Args:
-        best_time_to_call: "morning", "afternoon", "evening", "anytime" or e.g. "tomorrow 3pm".
+        best_time_to_call: "morning", "afternoon", "evening", "anytime" or a day and time.
     """
     ctx = _ctx()
     name = (parent_name or "").strip() or ctx.active.collected.get("parent_name") or ctx.contact.name
@@ -631,11 +643,10 @@ def get_faq_answer(question: str) -> dict:
 def update_context(
     field_to_update: str, new_value: str, reason: str | None = None, booking_id: str | None = None
 ) -> dict:
-    """Record a correction or new detail (with booking_id: in that earlier booked tour only).
+    """Record a correction or new detail (with booking_id: in that booked tour only).
 
     Args:
         field_to_update: A book_tour argument or preferred_name.
-        reason: "user_correction" or "new_information".
     """
     ctx = _ctx()
     name = (field_to_update or "").strip()
@@ -681,17 +692,7 @@ def join_waitlist(
     child_name: str | None = None,
     child_age: int | None = None,
 ) -> dict:
-    """Put the parent on the waitlist of a full tour (book_tour said it is full and has a waitlist). When a seat
-    frees, it is offered to them on this chat and held for a while. Details already given need not be repeated.
-
-    Args:
-        preferred_date: The full tour's date, ISO or a phrase; default: the full tour book_tour last reported.
-        preferred_time: The full tour's start time, e.g. "10:00"; default: as preferred_date.
-        parent_name: The parent's full name.
-        parent_phone: The parent's phone number.
-        child_name: The child's name.
-        child_age: The child's age in years.
-    """
+    """Join the waitlist of the full tour book_tour reported, or of the one given; known details are kept."""
     ctx = _ctx()
     intake = _intake(ctx)
     given = {"parent_name": parent_name, "parent_phone": parent_phone, "child_name": child_name,
@@ -738,12 +739,7 @@ def _said_yes_since(ctx: ToolContext, moment: dt.datetime) -> bool:
 
 
 def answer_seat_offer(answer: str) -> dict:
-    """The parent's answer to the seat offered to them from a waitlist (CONTACT.seat_offer): "accept" books it
-    (after their yes to the offer or to a read-back), "decline" passes it to the next family.
-
-    Args:
-        answer: "accept" or "decline".
-    """
+    """The parent's answer to CONTACT.seat_offer: "accept" (after their yes) books it, "decline" passes it on."""
     ctx = _ctx()
     offer = waitlist.live_offer(ctx.contact)
     if offer is None:
@@ -803,13 +799,35 @@ TOOLS: dict[str, Callable[..., dict]] = {
 }
 
 
-def __getattr__(name: str):
+# Tools offered only where they can apply: fewer schema tokens on every model call. A tool left out is
+# still run if a model asks for it.
+SITUATIONAL: dict[str, Callable[[ToolContext], bool]] = {
+    "manage_tour_booking": lambda ctx: ctx.has_tours or bool(ctx.active.last_booking_id),
+    "check_unread_messages": lambda ctx: ctx.unread,
+    "answer_seat_offer": lambda ctx: ctx.on_a_waitlist,
+}
+
+
+TOUR_REFERENCE = re.compile(r"\bT-[A-Z0-9]{4,12}\b", re.IGNORECASE)  # as a parent quotes one ("t-7kq3xm")
+
+
+def schemas_for(ctx: ToolContext) -> list[dict]:
+    """The tool schemas for a model call in this turn: every tool but the SITUATIONAL ones that cannot apply."""
+    return [schema for schema in _all_schemas() if SITUATIONAL.get(schema["function"]["name"], lambda ctx: True)(ctx)]
+
+
+def _all_schemas() -> list[dict]:
     """`TOOL_SCHEMAS`, built on first use: it needs langchain-core, which takes about a second to import."""
-    if name == "TOOL_SCHEMAS":
+    if "TOOL_SCHEMAS" not in globals():
         from langchain_core.utils.function_calling import convert_to_openai_tool
 
-        schemas = globals()["TOOL_SCHEMAS"] = [convert_to_openai_tool(fn) for fn in TOOLS.values()]
-        return schemas
+        globals()["TOOL_SCHEMAS"] = [convert_to_openai_tool(fn) for fn in TOOLS.values()]
+    return globals()["TOOL_SCHEMAS"]
+
+
+def __getattr__(name: str):
+    if name == "TOOL_SCHEMAS":
+        return _all_schemas()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

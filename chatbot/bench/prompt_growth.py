@@ -255,7 +255,8 @@ def run(ctx: Context) -> Result:
         Row(f"median prompt / turn, {hosted}-msg conv.", f"{median_first:g} tokens", "", "",
             f"first call of each turn; all calls {median_total:g} tokens ({median_calls:g} calls)"),
         Row("median billed prompt / turn", f"{median_billed:g} tokens", "", "",
-            f"all calls + {schema_tokens} tool-schema tokens per call"),
+            f"all calls + {schema_tokens} tool-schema tokens per call (every tool: an upper bound, fewer are "
+            "offered where some cannot apply)"),
     ]
     result.rows.append(Row("tokens per completed booking", f"{booking_tokens:,} tokens", "12,000",
                            fmt_ratio(ratio(booking_tokens, BOOKING_TOKEN_TARGET)),

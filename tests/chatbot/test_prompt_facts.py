@@ -31,8 +31,8 @@ def _facts(school, contact, active: ActiveContext, summary: str = "") -> dict[st
 def test_facts_leave_out_what_is_empty(school):
     contact = ContactFactory(school=school, name="", phone="", email="")
     facts = _facts(school, contact, ActiveContext(school.pk, contact.pk))
-    assert facts["CONTACT"] == "{}" and facts["ACTIVE_TASK"] == "{}"
-    assert "SUMMARY" not in facts
+    assert "CONTACT" not in facts and facts["ACTIVE_TASK"] == "{}"  # nothing on file: no line
+    assert "SUMMARY" not in facts and "UNREAD" not in facts
     assert '""' not in "".join(facts.values()) and "[]" not in "".join(facts.values())
 
 

@@ -264,3 +264,30 @@ def test_the_prompt_shows_a_returning_familys_children(ctx, next_weekday, school
     facts = _contact_facts(contact)
     assert facts["children"] == ["Leo (5)", "Mia"]
     assert facts["upcoming_tours"][0].endswith("Leo and Mia")
+
+
+def _offered(school, contact, text: str) -> tuple[set[str], tools.ToolContext]:
+    """The tools a model is offered on the first call of a turn for `text`, as the turn's first read sees it."""
+    from chatbot.services import _open_turn
+
+    MessageFactory(conversation=current_conversation(school, contact, "web"), role=Message.Role.USER, text=text)
+    turn = _open_turn(contact.pk).turn
+    return {s["function"]["name"] for s in tools.schemas_for(turn.ctx)}, turn.ctx
+
+
+def test_the_model_is_offered_only_the_tools_that_can_apply(school, contact, next_weekday):
+    always = {"check_availability", "book_tour", "request_callback", "get_faq_answer", "update_context",
+              "join_waitlist", "check_open_days"}
+    offered, ctx = _offered(school, contact, "Hi, can we see the school next week?")
+    assert offered == always, "no tour to move, not on a waitlist, nothing unread"
+    ctx.unread = True
+    assert "check_unread_messages" in {s["function"]["name"] for s in tools.schemas_for(ctx)}
+
+    other = ContactFactory(school=school)
+    offered, _ = _offered(school, other, "please cancel t-7kq3xm")  # a reference quoted: it may be theirs
+    assert "manage_tour_booking" in offered
+
+    bookings.book_tour(school=school, contact=contact, parent_name="Mei Tan", parent_phone="+6591234567",
+                       child_name="Ana", child_age=4, local_date=next_weekday(school, 3), local_time=dt.time(9))
+    offered, _ = _offered(school, contact, "can we also bring grandma?")
+    assert offered == always | {"manage_tour_booking"}

@@ -6,6 +6,7 @@ questions, a yes to a read-back.
 """
 
 import datetime as dt
+from dataclasses import replace
 
 import dateparser
 import pytest
@@ -202,3 +203,35 @@ def test_a_tool_reads_a_date_in_another_language(text, day):
                                             ("காலை 9 மணி", dt.time(9))])
 def test_a_tool_reads_a_time_in_another_language(text, time):
     assert parse_time(text) == time
+
+
+# --- how parents really type it: abbreviations, fillers, twins, "the second one" -------------------------------------
+
+@pytest.mark.parametrize(("text", "ages"), [
+    ("twins, Hana n Harith, 4 thn", {"Hana": 4, "Harith": 4}),
+    ("anak kembar sy Irfan dan Iman, 7 tahun", {"Irfan": 7, "Iman": 7}),
+    ("my twins Zac n Zoe, 3", {"Zac": 3, "Zoe": 3}),
+])
+def test_twins_share_the_one_age_given(text, ages):
+    children = read_message(text, replace(HINTS, asked=frozenset({"child_name", "child_age"}))).children
+    assert {c["name"]: c.get("age") for c in children} == ages
+
+
+@pytest.mark.parametrize(("text", "choice"), [("yang kedua", 1), ("yg pertama je", 0), ("ok yang ketiga", 2)])
+def test_a_malay_ordinal_picks_from_the_list(text, choice):
+    assert read_message(text, replace(HINTS, options=4)).choice == choice
+
+
+@pytest.mark.parametrize("text", ["eh tak jadi, jumaat la petang", "aiyo no, friday afternoon better",
+                                  "alamak, tak jadi. isnin pagi"])
+def test_a_change_of_mind_after_a_filler_is_a_correction_and_the_filler_no_name(text):
+    reading = read_message(text, replace(HINTS, asked=frozenset({"parent_name", "child_name"})))
+    assert reading.correcting and reading.when.date in (FRI, MON)
+    assert not {"parent_name", "child_name"} & set(reading.facts)
+
+
+def test_texting_abbreviations_keep_the_message_malay():
+    from chatbot.language import detect
+
+    assert detect("twins, Hana n Harith, 4 thn", "ms") == "ms"
+    assert detect("yg kedua", "ms") == "ms"

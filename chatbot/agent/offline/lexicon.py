@@ -79,7 +79,9 @@ WAITLIST = _rx(  # joining a full tour's waitlist; "let me know if someone cance
     r"(?:a |one |any )?(?:seat|place|spot|space|someone|somebody|anyone|one)\b"
 )
 OPEN_DAY = _rx(r"\bopen (?:days?|house|morning|evening|afternoon)s?\b|\bopen-days?\b")
-NO = _rx(r"^\s*(?:no|nope|nah|not now|no thanks|no thank you|not really|maybe later)\b")
+# A sound a message may start with before what it says ("eh, actually...", "aiyo no"): read past it.
+INTERJECTION = r"(?:(?:eh+|oh+|ah+|um+|erm+|hmm+|uh+|aiyo+h?|aiya|alamak|wah|oops)\b[\s,.!]*)?"
+NO = _rx(rf"^\s*{INTERJECTION}(?:no|nope|nah|not now|no thanks|no thank you|not really|maybe later)\b")
 HELP = _rx(r"\b(?:what can you do|how does this work|what do you do|what can you help)\b|^\s*help\b")
 INJECTION = _rx(
     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.?!]*\b(?:rules|instructions|prompt|guidelines"
@@ -126,7 +128,7 @@ AVAILABILITY = _rx(
     r"|other (?:days?|times?|dates?))\b"
 )
 CORRECTION = _rx(
-    r"^\s*(?:sorry|oops|actually|correction|wait|no\b|nope\b|hmm)|\bi mean[t]?\b|\bmake it\b"
+    rf"^\s*{INTERJECTION}(?:sorry|oops|actually|correction|wait|no\b|nope\b|hmm)|\bi mean[t]?\b|\bmake it\b"
     r"|\b(?:change|switch|move) (?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+to\b|\bchanged my mind\b"
     r"|\b(?:how|what) about\b|\brather\b|\bshould (?:be|have been)\b|\binstead\b|\bnot\s+\S+|\bmisspel\w*"
     r"|\btypo\b|\bwrong\b"
@@ -293,7 +295,8 @@ _NOT_A_NAME = """
     one two three four five six seven eight nine ten first second third last another other younger older
     cancel reschedule move change call callback do does did have has had get got make made meant mean
     well doing where what when which who why how phone number mobile email e-mail contact tel
-    btw lah leh lor ah mah la bah ya yah pls plz thx tks fyi ok ok. anyway though too oh uh um erm hmm
+    btw lah leh lor ah mah la bah ya yah pls plz thx tks fyi ok ok. anyway though too oh uh um erm hmm eh ehh
+    aiyo aiyoh aiya alamak wah oops huh ooh
     school campus class kindergarten preschool tour lessons see bring look je
 """
 TITLES = frozenset(["mr", "mrs", "ms", "miss", "mdm", "madam", "dr", "prof", "mr.", "mrs.", "ms.", "dr.", "prof."])

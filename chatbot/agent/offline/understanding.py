@@ -507,6 +507,9 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     reading.child_count = lx.GROUP_SIZES[group.group(1).lower()] if group else int(count.group(1)) if count else 0
     if reading.child_count and same and not children:  # "twins, they're 4": two children of that age
         children = [{"age": int(same.group(1))} for _ in range(reading.child_count)]
+    aged = [c["age"] for c in children if "age" in c]
+    if group and len(children) >= 2 and len(aged) == 1:  # "twins, Leo n Mia, 5": twins are the same age
+        children = [{**c, "age": aged[0]} for c in children]
     several = len(children) >= 2 or reading.child_count >= 2 or (adds and children)
     if several or hints.asked_ages_of or "family_again" in hints.asked:
         reading.children = children

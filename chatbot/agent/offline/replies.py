@@ -235,7 +235,7 @@ def slot_lines(slots: list[dict], today: dt.date) -> list[str]:
 
 def tour_line(tour: dict, today: dt.date) -> str:
     values = {"when": human_slot(str(tour.get("date") or ""), tour.get("time"), today),
-              "child": tour.get("child_name"), "reference": tour.get("booking_id")}
+              "child": _names_said(tour.get("child_name")), "reference": tour.get("booking_id")}
     if values["child"]:
         return pgettext("a listed tour", "%(when)s for %(child)s (%(reference)s)") % values
     return pgettext("a listed tour", "%(when)s (%(reference)s)") % values
@@ -427,7 +427,7 @@ def start_booking(relation: str, child_name: str, another: bool) -> str:
 def booking_confirmed(result: dict, today: dt.date) -> str:
     details = result.get("confirmation_details") or {}
     values = {
-        "child": details.get("child_name") or _("your child"),
+        "child": _names_said(details.get("child_name")) or _("your child"),
         "when": human_slot(details.get("date", ""), details.get("time"), today),
         "minutes": details.get("duration_minutes"),
         "school": details.get("school"),
@@ -681,6 +681,11 @@ def child_labels(children: list) -> list[str]:
     return [pgettext("a child and their age", "%(child)s (%(age)s)") % {"child": c["name"], "age": c["age"]}
             if c.get("age") not in (None, "") else str(c["name"])
             for c in children if isinstance(c, dict) and c.get("name")]
+
+
+def _names_said(joined: str | None) -> str:
+    """A booking's children as the tools write them ("Leo, Mia and Sam"), joined in the active language."""
+    return join_names([name for name in re.split(r",\s*|\s+and\s+", joined or "") if name.strip()])
 
 
 def join_names(names: list[str]) -> str:

@@ -235,3 +235,23 @@ def test_texting_abbreviations_keep_the_message_malay():
 
     assert detect("twins, Hana n Harith, 4 thn", "ms") == "ms"
     assert detect("yg kedua", "ms") == "ms"
+
+
+@pytest.mark.parametrize(("text", "ages"), [
+    ("两个孩子，哥哥叫Ethan 7岁，妹妹Chloe 4岁", {"Ethan": 7, "Chloe": 4}),
+    ("双胞胎，Noah和Nora，6岁", {"Noah": 6, "Nora": 6}),
+])
+def test_chinese_siblings_and_twins(text, ages):
+    children = read_message(text, replace(HINTS, asked=frozenset({"child_name", "child_age"}))).children
+    assert {c["name"]: c.get("age") for c in children} == ages
+
+
+@pytest.mark.parametrize(("text", "choice"), [("第一个", 0), ("第二个吧", 1), ("最后一个", -1)])
+def test_a_chinese_ordinal_picks_from_the_list(text, choice):
+    assert read_message(text, replace(HINTS, options=4)).choice == choice  # -1: the last one listed
+
+
+def test_never_mind_in_chinese_is_a_change_of_mind_and_no_name():
+    reading = read_message("算了，改周三下午吧", replace(HINTS, asked=frozenset({"parent_name", "child_name"})))
+    assert reading.correcting and reading.when.date == dt.date(2026, 12, 2) and reading.when.part_of_day == "afternoon"
+    assert not {"parent_name", "child_name"} & set(reading.facts)

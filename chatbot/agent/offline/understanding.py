@@ -473,7 +473,7 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         add(match.start(2), match.group(2))
     adds = bool(lx.ADDS_CHILD.search(text)) and not lists
     sibling = lx.SIBLING_NAME.search(bare) if adds else None
-    if sibling:
+    if sibling and not any(n.lower() == sibling.group(1).lower() for _, n, _ in found):  # "sister Chloe 4": hers
         add(sibling.start(1), sibling.group(1), reading.facts.get("child_age"))
     named: dict[str, dict] = {}
     for _, name, age in sorted(found, key=lambda item: item[0]):

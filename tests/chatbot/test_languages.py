@@ -255,3 +255,13 @@ def test_never_mind_in_chinese_is_a_change_of_mind_and_no_name():
     reading = read_message("算了，改周三下午吧", replace(HINTS, asked=frozenset({"parent_name", "child_name"})))
     assert reading.correcting and reading.when.date == dt.date(2026, 12, 2) and reading.when.part_of_day == "afternoon"
     assert not {"parent_name", "child_name"} & set(reading.facts)
+
+
+@pytest.mark.parametrize(("text", "choice"), [("இரண்டாவது", 1), ("முதலாவது வேண்டும்", 0), ("மூணாவது", 2)])
+def test_a_tamil_ordinal_picks_from_the_list(text, choice):
+    assert read_message(text, replace(HINTS, options=4, asked=frozenset({"parent_name"}))).choice == choice
+
+
+@pytest.mark.parametrize("text", ["வணக்கம், என் மகனை பள்ளியைப் பார்க்க கூட்டி வரலாமா?", "நாங்கள் பார்வையிட வரலாமா?"])
+def test_may_we_come_to_see_the_school_in_tamil_is_a_booking(text):
+    assert "book" in read_message(text, HINTS).intents

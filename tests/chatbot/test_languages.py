@@ -265,3 +265,15 @@ def test_a_tamil_ordinal_picks_from_the_list(text, choice):
 @pytest.mark.parametrize("text", ["வணக்கம், என் மகனை பள்ளியைப் பார்க்க கூட்டி வரலாமா?", "நாங்கள் பார்வையிட வரலாமா?"])
 def test_may_we_come_to_see_the_school_in_tamil_is_a_booking(text):
     assert "book" in read_message(text, HINTS).intents
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("陈太太，电话 9123 4567", "陈太太"),
+    ("Jon Tan, phone 9123 4567", "Jon Tan"),
+    ("Priya, hp 9123 4567", "Priya"),
+    ("Nurul Huda, no tel 9876 5432", "Nurul Huda"),
+    ("ராதா, போன் 9123 4567", "ராதா"),
+])
+def test_a_name_then_a_labelled_number(text, name):
+    facts = read_message(text, replace(HINTS, asked=frozenset({"parent_name", "parent_phone"}))).facts
+    assert (facts.get("parent_name"), facts.get("parent_phone")) == (name, "+65" + text[-9:].replace(" ", ""))

@@ -246,7 +246,10 @@ SIBLING_NAME = _rx(rf"\b(?:brother|sister|sibling|son|daughter|boy|girl|baby|tod
 # "How old is Mia?" / "How old are Leo and Mia?": the children a reply asked about
 ASKED_AGE_OF = re.compile(rf"\b[Hh]ow old (?:is|are) ({_CAP}(?:(?:\s*,\s*|\s+and\s+){_CAP})*)")
 LEADING_NAME = re.compile(r"[,(.!?;:]")
-NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)({_NAME}(?:\s+{_NAME})?)[\s,:(-]*$")
+# "Jon 91234567", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...": the name, then maybe a label
+_PHONE_LABEL = (r"(?:(?:my\s+|the\s+)?(?:phone|mobile|hp|h/p|handphone|tel|cell|contact|whatsapp|wa)"
+                r"(?:\s+(?:number|no\.?|num))?|(?:my\s+)?(?:number|no\.?))(?:\s+is)?")
+NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)({_NAME}(?:\s+{_NAME})?)[\s,:(-]*(?:{_PHONE_LABEL})?[\s,:.(-]*$")
 NOT_TIME = r"(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b)"
 AGE = [
     _rx(r"\b(\d{1,2})\s*(?:-\s*)?(?:years?|yrs?|y/?o|yo)\b"),
@@ -296,7 +299,7 @@ _NOT_A_NAME = """
     cancel reschedule move change call callback do does did have has had get got make made meant mean
     well doing where what when which who why how phone number mobile email e-mail contact tel
     btw lah leh lor ah mah la bah ya yah pls plz thx tks fyi ok ok. anyway though too oh uh um erm hmm eh ehh
-    aiyo aiyoh aiya alamak wah oops huh ooh
+    aiyo aiyoh aiya alamak wah oops huh ooh hp handphone whatsapp wa cell போன் கைபேசி தொலைபேசி எண்
     school campus class kindergarten preschool tour lessons see bring look je
 """
 TITLES = frozenset(["mr", "mrs", "ms", "miss", "mdm", "madam", "dr", "prof", "mr.", "mrs.", "ms.", "dr.", "prof."])

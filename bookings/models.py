@@ -1,5 +1,6 @@
 """Schools and their tour rules, tour slots, tour bookings and callback requests."""
 
+import re
 import secrets
 import zoneinfo
 
@@ -260,6 +261,12 @@ def join_names(names: list[str]) -> str:
     """"Leo", "Leo and Mia", "Leo, Mia and Sam"."""
     names = [name for name in names if name]
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def split_names(joined: str) -> list[str]:
+    """The names `join_names` joined ("Leo, Mia and Sam" -> ["Leo", "Mia", "Sam"]), e.g. to join them in another
+    language."""
+    return [name for name in re.split(r",\s*|\s+and\s+", joined or "") if name.strip()]
 
 
 class BookingChild(models.Model):

@@ -35,6 +35,7 @@ from django.utils.translation import gettext_lazy
 
 from chatbot import outcomes
 from chatbot.agent import blocks, memory, model, prompt, tools
+from chatbot.agent.offline.lexicon import BOOKING_REF
 from chatbot.language import reply_language
 from chatbot.models import Conversation, Message, ReasoningStep
 from chatbot.text import without_nul
@@ -132,7 +133,7 @@ def _prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> T
                             history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids,
                             on_a_waitlist=hints.get("has_waitlist_entries", True),
                             has_tours=hints.get("has_upcoming_tours", True)
-                            or any(tools.TOUR_REFERENCE.search(m.text) for m in turn_messages))
+                            or any(BOOKING_REF.search(m.text) for m in turn_messages))  # a reference quoted
     messages = prompt.build_messages(conversation, active, turn_messages, earlier=earlier)
     reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
                                    channel=conversation.channel, reply_to=turn_messages[-1] if turn_messages else None)

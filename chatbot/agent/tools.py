@@ -13,7 +13,6 @@ import datetime as dt
 import inspect
 import json
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -806,9 +805,6 @@ SITUATIONAL: dict[str, Callable[[ToolContext], bool]] = {
     "check_unread_messages": lambda ctx: ctx.unread,
     "answer_seat_offer": lambda ctx: ctx.on_a_waitlist,
 }
-
-
-TOUR_REFERENCE = re.compile(r"\bT-[A-Z0-9]{4,12}\b", re.IGNORECASE)  # as a parent quotes one ("t-7kq3xm")
 
 
 def schemas_for(ctx: ToolContext) -> list[dict]:

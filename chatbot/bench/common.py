@@ -463,13 +463,16 @@ class Server:
                 os.unlink(self.log.name)
 
 
-class Daphne(Server):
-    """daphne serving `chatbot.bench.asgi:application` (the project's ASGI app plus the bench models)."""
+class WebServer(Server):
+    """An ASGI server serving `chatbot.bench.asgi:application` (the project's ASGI app plus the bench models) on a
+    free 127.0.0.1 port; `command(port)` is its argv."""
 
-    def __init__(self, env: dict[str, str], label: str = "daphne") -> None:
+    def __init__(self, env: dict[str, str], label: str) -> None:
         self.port = free_port()
-        super().__init__(label, [_executable("daphne"), "-b", LOCALHOST, "-p", str(self.port),
-                                 "chatbot.bench.asgi:application"], env)
+        super().__init__(label, self.command(self.port), env)
+
+    def command(self, port: int) -> list[str]:
+        raise NotImplementedError
 
     @property
     def ws_base(self) -> str:
@@ -494,16 +497,27 @@ class Daphne(Server):
         raise RuntimeError(f"{self.label} not ready on port {self.port} after {timeout:.0f} s:\n{self.log_tail()}")
 
 
-class Uvicorn(Daphne):
-    """The Procfile's `web` command (uvicorn, `workers` processes sharing one port) serving
-    `chatbot.bench.asgi:application`; each socket's turns run in the process that holds it."""
+class Daphne(WebServer):
+    """One daphne process."""
+
+    def __init__(self, env: dict[str, str], label: str = "daphne") -> None:
+        super().__init__(env, label)
+
+    def command(self, port: int) -> list[str]:
+        return [_executable("daphne"), "-b", LOCALHOST, "-p", str(port), "chatbot.bench.asgi:application"]
+
+
+class Uvicorn(WebServer):
+    """The Procfile's `web` command: uvicorn, `workers` processes sharing one port; each socket's turns run in the
+    process that holds it."""
 
     def __init__(self, env: dict[str, str], workers: int, label: str = "uvicorn") -> None:
-        self.port = free_port()
         self.workers = workers
-        Server.__init__(self, label, [_executable("uvicorn"), "--host", LOCALHOST, "--port", str(self.port),
-                                      "--workers", str(workers), "--log-level", "warning",
-                                      "chatbot.bench.asgi:application"], env)
+        super().__init__(env, label)
+
+    def command(self, port: int) -> list[str]:
+        return [_executable("uvicorn"), "--host", LOCALHOST, "--port", str(port), "--workers", str(self.workers),
+                "--log-level", "warning", "chatbot.bench.asgi:application"]
 
 
 class CeleryWorker(Server):

@@ -7,6 +7,7 @@ from chatbot.reminders.models import ReminderSettings, SentReminder
 @admin.register(ReminderSettings)
 class ReminderSettingsAdmin(admin.ModelAdmin):
     list_display = ("school", "enabled", "hours_before", "whatsapp_template", "whatsapp_template_language")
+    list_select_related = ("school",)
     list_filter = ("enabled",)
     fieldsets = (
         (None, {"fields": ("school", "enabled", "hours_before")}),

@@ -16,6 +16,7 @@ from django.utils import formats
 from django.utils.translation import get_language, gettext_lazy, ngettext, pgettext, pgettext_lazy
 from django.utils.translation import gettext as _
 
+from bookings.models import split_names
 from chatbot.agent.offline.when import PARTS_OF_DAY
 from chatbot.dates import human_date, human_slot
 
@@ -685,7 +686,7 @@ def child_labels(children: list) -> list[str]:
 
 def _names_said(joined: str | None) -> str:
     """A booking's children as the tools write them ("Leo, Mia and Sam"), joined in the active language."""
-    return join_names([name for name in re.split(r",\s*|\s+and\s+", joined or "") if name.strip()])
+    return join_names(split_names(joined or ""))
 
 
 def join_names(names: list[str]) -> str:

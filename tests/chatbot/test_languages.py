@@ -277,3 +277,9 @@ def test_may_we_come_to_see_the_school_in_tamil_is_a_booking(text):
 def test_a_name_then_a_labelled_number(text, name):
     facts = read_message(text, replace(HINTS, asked=frozenset({"parent_name", "parent_phone"}))).facts
     assert (facts.get("parent_name"), facts.get("parent_phone")) == (name, "+65" + text[-9:].replace(" ", ""))
+
+
+@pytest.mark.parametrize(("text", "choice"), [("2nd one", 1), ("3rd one pls", 2)])
+def test_a_numbered_pick_asked_with_a_name_is_no_name(text, choice):
+    reading = read_message(text, replace(HINTS, options=4, asked=frozenset({"parent_name", "parent_phone"})))
+    assert reading.choice == choice and "parent_name" not in reading.facts

@@ -296,6 +296,7 @@ _NOT_A_NAME = """
     january february march april june july august september october november december jan feb mar apr jun jul
     aug sep sept oct nov dec about regarding because called named name age aged years old year
     one two three four five six seven eight nine ten first second third last another other younger older
+    1st 2nd 3rd 4th 5th 6th fourth fifth sixth
     cancel reschedule move change call callback do does did have has had get got make made meant mean
     well doing where what when which who why how phone number mobile email e-mail contact tel
     btw lah leh lor ah mah la bah ya yah pls plz thx tks fyi ok ok. anyway though too oh uh um erm hmm eh ehh

@@ -35,6 +35,7 @@ CONFIDENT, SURE_ENOUGH = 0.9, 0.7
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 TAMIL_SCRIPT = re.compile(r"[\u0b80-\u0bff]")
 WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+REFERENCE = re.compile(r"\b[A-Z]-[A-Z0-9]{4,12}\b", re.IGNORECASE)  # T-7KQ3XM, W-8JH2KD: no language in them
 MARKERS_FILE = Path(__file__).with_name("language_markers.json")
 
 
@@ -68,6 +69,7 @@ def detect(text: str, previous: str = "") -> str:
     if TAMIL_SCRIPT.search(text):
         return TAMIL
     words, proper = _markers(MALAY)
+    text = REFERENCE.sub(" ", text)
     written = WORD.findall(text)
     lower = [w.lower() for w in written if w.islower() or len(written) == 1]  # "Boleh?" alone is no name
     if any(w in words for w in lower) or any(w.lower() in proper for w in written):

@@ -170,3 +170,10 @@ def test_the_calendar_file_is_in_the_parents_language(db):
     ics = calendar_file(booking)
     assert f"SUMMARY:{booking.school.name}校园参观（Aisyah）" in ics
     assert f"DESCRIPTION:预约编号 {booking.reference}。" in ics
+
+
+@pytest.mark.parametrize("reference", ["T-LXGKBD", "T-4AJXRJ", "T-WWGJBK", "T-EAUPJK", "T-JTKPMU", "W-MCUBNJ"])
+def test_a_quoted_reference_does_not_change_the_language(reference):
+    """Random letters of a reference once read as Malay (lingua): references are left out of detection."""
+    assert detect(f"I want to cancel {reference}", "en") == "en"
+    assert detect(f"Saya nak batalkan {reference}", "en") == "ms"

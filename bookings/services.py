@@ -167,12 +167,12 @@ def available_slots(
         SchoolClosure.objects.filter(school=school, date__range=(start, end)).values_list("date", flat=True)
     )
     taken = {
-        slot.starts_at: (slot.capacity, slot.seats_taken + slot.seats_held)
-        for slot in TourSlot.objects.filter(
+        starts_at: (capacity, seats_taken + seats_held)
+        for starts_at, capacity, seats_taken, seats_held in TourSlot.objects.filter(
             school=school, kind=TourSlot.Kind.TOUR,
             starts_at__gte=dt.datetime.combine(start, dt.time.min, school.tz),
             starts_at__lt=dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, school.tz),
-        )
+        ).values_list("starts_at", "capacity", "seats_taken", "seats_held")
     }
     times = [t for t in tour_times(school) if _matches_preference(t, preferred_times)]
     slots = []

@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import OuterRef
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 from redis.exceptions import RedisError
 
 from bookings.models import School
-from chatbot import handoff, language, outcomes
-from chatbot.agent import loop, memory, prompt
+from chatbot import handoff, hotpath, language, outcomes
+from chatbot.agent import loop, memory
 from chatbot.channels.base import observer_for
 from chatbot.models import Conversation, FaqEntry, Message
 from chatbot.text import without_nul
@@ -46,15 +45,10 @@ class Received:
 
 
 def current_conversation(school: School, contact: Contact, channel: str, external_id: str = "") -> Conversation:
-    """The contact's open conversation on this channel, or a new one after the idle timeout."""
+    """The contact's open conversation on this channel (read with its school and contact), or a new one after
+    the idle timeout."""
     idle_since = timezone.now() - dt.timedelta(seconds=settings.ACTIVE_CONTEXT_TTL_SECONDS)
-    queryset = Conversation.objects.select_related("school", "contact").filter(
-        school=school, contact=contact, channel=channel,
-        status__in=[Conversation.Status.ACTIVE, Conversation.Status.HANDED_OFF],
-    )
-    if external_id:
-        queryset = queryset.filter(external_id=external_id)
-    conversation = queryset.order_by("-started_at").first()
+    conversation = hotpath.open_conversation(school.pk, contact.pk, channel, external_id)
     if conversation and (conversation.last_message_at is None or conversation.last_message_at >= idle_since
                          or conversation.status == Conversation.Status.HANDED_OFF):
         return conversation
@@ -71,12 +65,12 @@ def store_inbound(conversation: Conversation, text: str, channel_message_id: str
         # One INSERT, committed on its own; inside a caller's transaction, a savepoint keeps that transaction
         # usable when the INSERT is refused.
         with transaction.atomic() if transaction.get_connection().in_atomic_block else contextlib.nullcontext():
-            message = Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text,
+            message = hotpath.insert(Message(conversation=conversation, role=Message.Role.USER, text=text,
                                              channel=conversation.channel, channel_message_id=channel_message_id,
-                                             language=spoken)
+                                             language=spoken))
     except IntegrityError:  # a redelivery (unique channel message id): the stored one
         return Message.objects.get(channel=conversation.channel, channel_message_id=channel_message_id), False
-    Conversation.objects.filter(pk=conversation.pk).update(last_message_at=message.created_at)
+    hotpath.mark_activity(conversation.pk, message.created_at)
     return message, True
 
 
@@ -111,47 +105,27 @@ async def receive(
 async def answer_or_queue(received: Received) -> None:
     """Answer everything pending for the contact, or, if a turn is running, queue the message for it."""
     conversation, message = received.conversation, received.message
-    if not await run_pending_turns(conversation.school_id, conversation.contact_id):
+    if not await run_pending_turns(conversation.school_id, conversation.contact_id, conversation):
         await memory.enqueue(conversation.school_id, conversation.contact_id, message.pk, message.text)
         await _tell("the queued notice", observer_for(conversation.channel).queued(conversation, message))
 
 
-def _unanswered(contact_id: int):
-    """The contact's unanswered messages in bot-run conversations."""
-    return Message.objects.filter(conversation__contact_id=contact_id, role=Message.Role.USER,
-                                  processed_at__isnull=True, conversation__status=Conversation.Status.ACTIVE)
+def _claim(contact_id: int) -> tuple[list[Message], dt.datetime]:
+    """Take the contact's unanswered messages of one conversation (the one with the oldest); ([], now) when none
+    is left.
 
-
-def _pending(contact_id: int) -> list[Message]:
-    """The unanswered messages with what a turn needs, oldest first; the first one's contact carries the
-    prompt's `fact_hints` (read in the same query)."""
-    hints = prompt.contact_fact_hints(OuterRef("conversation__contact"))
-    pending = list(_unanswered(contact_id).select_related("conversation__school", "conversation__contact")
-                   .annotate(**hints).order_by("created_at", "id"))
-    if pending:
-        pending[0].conversation.contact.fact_hints = {name: getattr(pending[0], name) for name in hints}
-    return pending
-
-
-def _has_pending(contact_id: int) -> bool:
-    return _unanswered(contact_id).exists()
-
-
-def _claim(messages: list[Message]) -> tuple[list[Message], dt.datetime]:
-    """Mark the messages taken by this turn; only those no other turn took first (the database decides).
-
-    The session lock keeps turns of a contact apart while Redis is up; this
-    conditional UPDATE keeps each message answered once even when the lock was
-    lost (Redis restarted mid-turn) or could not be taken (Redis unreachable):
-    a row another turn took first no longer matches `processed_at IS NULL`. One
-    statement, committed on its own; only when some rows were taken by another
-    turn is a second one needed to tell which are ours (stamped with our time).
+    The session lock keeps turns of a contact apart while Redis is up; the claim
+    (`hotpath.claim_batch`, one conditional UPDATE) keeps each message answered
+    once even when the lock was lost (Redis restarted mid-turn) or could not be
+    taken (Redis unreachable): a row another turn took first no longer matches
+    `processed_at IS NULL`. Only when such a race left this claim empty is a
+    second statement needed, to tell whether anything is still unanswered.
     """
-    now = timezone.now()
-    ids = {m.pk for m in messages}
-    if Message.objects.filter(pk__in=ids, processed_at__isnull=True).update(processed_at=now) < len(ids):
-        ids = set(Message.objects.filter(pk__in=ids, processed_at=now).values_list("pk", flat=True))
-    return [m for m in messages if m.pk in ids], now
+    while True:
+        now = timezone.now()
+        batch = hotpath.claim_batch(contact_id, now)
+        if batch or not hotpath.has_unanswered(contact_id):
+            return batch, now
 
 
 @dataclass
@@ -165,17 +139,19 @@ class Opened:
     error: Exception | None = None
 
 
-def _open_turn(contact_id: int) -> Opened | None:
-    """A turn's first database hop: the pending messages, the claim, and everything the turn reads first."""
-    while pending := _pending(contact_id):
-        conversation = pending[0].conversation
-        batch, taken_at = _claim([m for m in pending if m.conversation_id == conversation.pk])
-        if batch:
-            try:
-                return Opened(conversation, batch, taken_at, loop.prepare_turn(conversation, batch))
-            except Exception as exc:  # the caller gives the batch back, on a fresh connection
-                return Opened(conversation, batch, taken_at, error=exc)
-    return None
+def _open_turn(contact_id: int, known: Conversation | None = None) -> Opened | None:
+    """A turn's first database hop: the claim, and everything the turn reads first. `known` is the batch's
+    conversation if the caller read it just now (with its school and contact), so it is not read again."""
+    batch, taken_at = _claim(contact_id)
+    if not batch:
+        return None
+    conversation = known if known is not None and known.pk == batch[0].conversation_id else (
+        Conversation.objects.select_related("school", "contact").get(pk=batch[0].conversation_id))
+    conversation.contact.fact_hints = batch[0].fact_hints
+    try:
+        return Opened(conversation, batch, taken_at, loop.prepare_turn(conversation, batch))
+    except Exception as exc:  # the caller gives the batch back, on a fresh connection
+        return Opened(conversation, batch, taken_at, error=exc)
 
 
 def _after_failure(conversation: Conversation, batch: list[Message], taken_at: dt.datetime) -> Message | None:
@@ -206,10 +182,10 @@ class _ReleaseAndLook:
     def __call__(self) -> None:
         memory.release_in_thread(self.lock)
         self.done = True
-        self.pending = _has_pending(self.contact_id)
+        self.pending = hotpath.has_unanswered(self.contact_id)
 
 
-async def run_pending_turns(school_id: int, contact_id: int) -> bool:
+async def run_pending_turns(school_id: int, contact_id: int, conversation: Conversation | None = None) -> bool:
     """Answer the contact's pending messages under the session lock; False if another turn holds it.
 
     A turn is three database hops (see `chatbot.agent.loop`): `_open_turn` takes the
@@ -219,7 +195,8 @@ async def run_pending_turns(school_id: int, contact_id: int) -> bool:
     takes the lock again for it. A turn that fails (database connection dropped,
     Redis gone) gives its messages back and is tried again, up to TURN_ATTEMPTS times
     per call; then the parent is told (see `_apologise`) and the error is raised for
-    the caller to record.
+    the caller to record. `conversation`, if the caller has just read it, spares the first batch reading it again
+    (later batches read theirs: a turn may have changed the contact).
     """
     failures = 0
     burst = settings.CHAT_BURST_WINDOW_SECONDS
@@ -231,13 +208,14 @@ async def run_pending_turns(school_id: int, contact_id: int) -> bool:
         try:
             await asyncio.sleep(burst)  # let a burst of fragments land (before the first batch only)
             burst = 0
-            opened = await database_sync_to_async(_open_turn)(contact_id)
+            opened = await database_sync_to_async(_open_turn)(contact_id, conversation)
+            conversation = None
             if opened is not None:
                 failures = await _answer_or_give_back(opened, release, failures)
         finally:
             if not release.done:
                 await _release(lock)
-        if not (release.pending if release.done else await database_sync_to_async(_has_pending)(contact_id)):
+        if not (release.pending if release.done else await database_sync_to_async(hotpath.has_unanswered)(contact_id)):
             return True
 
 

@@ -29,11 +29,10 @@ from typing import Any
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
-from chatbot import outcomes
+from chatbot import hotpath, outcomes
 from chatbot.agent import blocks, memory, model, prompt, tools
 from chatbot.agent.offline.lexicon import BOOKING_REF
 from chatbot.language import reply_language
@@ -127,7 +126,7 @@ def _prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> T
     school, contact = conversation.school, conversation.contact
     active = memory.ActiveContext.load(school.pk, contact.pk)
     turn_ids = {m.pk for m in turn_messages}
-    earlier = prompt.earlier_messages(conversation, turn_ids)
+    earlier = hotpath.earlier_messages(conversation, turn_ids)
     hints = dict(contact.__dict__.get("fact_hints") or {})  # read before the prompt uses (and drops) them
     ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
                             history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids,
@@ -135,8 +134,8 @@ def _prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> T
                             has_tours=hints.get("has_upcoming_tours", True)
                             or any(BOOKING_REF.search(m.text) for m in turn_messages))  # a reference quoted
     messages = prompt.build_messages(conversation, active, turn_messages, earlier=earlier)
-    reply = Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT,
-                                   channel=conversation.channel, reply_to=turn_messages[-1] if turn_messages else None)
+    reply = hotpath.insert(Message(conversation=conversation, role=Message.Role.ASSISTANT,
+                                   channel=conversation.channel, reply_to=turn_messages[-1] if turn_messages else None))
     return Turn(conversation, turn_messages, reply, ctx, messages)
 
 
@@ -226,7 +225,7 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             pending.append(turn.step(0, ReasoningStep.Kind.OBSERVE, INTERRUPTED["message"], tool_name=call["name"],
                                      tool_call_id=call["id"], tool_result=INTERRUPTED))
         if calls:
-            await database_sync_to_async(ReasoningStep.objects.bulk_create)(pending)
+            await database_sync_to_async(hotpath.insert_many)(pending)
     text = outcome.text if isinstance(outcome, FinalAnswer) else str(GIVE_UP_TEXT)
     latency_ms = int((time.perf_counter() - turn.started) * 1000)
     pending.append(turn.step(cycle, ReasoningStep.Kind.ANSWER, text,
@@ -264,7 +263,7 @@ def _observed(turn: Turn, cycle: int, calls: list[dict], results: list[tuple[dic
 
 async def _store_and_stream(steps: list[ReasoningStep], on_steps: StepsCallback | None) -> None:
     """Phase 2: a cycle's steps in one INSERT (after the tools' own writes), then streamed; `steps` is emptied."""
-    await database_sync_to_async(ReasoningStep.objects.bulk_create)(steps)
+    await database_sync_to_async(hotpath.insert_many)(steps)
     stored, steps[:] = [step_payload(step) for step in steps], []
     if on_steps:
         await on_steps(stored)
@@ -292,16 +291,12 @@ def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: Callable[[], A
     reply = turn.reply
     reply.created_at = timezone.now()
     with transaction.atomic():
-        ReasoningStep.objects.bulk_create(steps)
-        reply.save(update_fields=["text", "language", "payload", "model", "latency_ms", "prompt_tokens",
-                                  "completion_tokens", "cost", "created_at"])
+        hotpath.insert_many(steps)
+        hotpath.update(reply, ["text", "language", "payload", "model", "latency_ms", "prompt_tokens",
+                               "completion_tokens", "cost", "created_at"])
         outcome = outcomes.settle_turn(turn.conversation.pk, turn.observations)
-        Conversation.objects.filter(pk=turn.conversation.pk).update(
-            total_tokens=F("total_tokens") + reply.prompt_tokens + reply.completion_tokens,
-            total_cost=F("total_cost") + reply.cost,
-            last_message_at=timezone.now(),
-            **({"outcome": outcome} if outcome is not None else {}),
-        )
+        hotpath.add_turn_totals(turn.conversation.pk, reply.prompt_tokens + reply.completion_tokens, reply.cost,
+                                timezone.now(), outcome)
     turn.ctx.active.save()
     return after_finish() if after_finish else None
 

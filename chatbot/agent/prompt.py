@@ -12,12 +12,12 @@ import datetime as dt
 import json
 
 from django.conf import settings
-from django.db.models import Exists, Q
 
 from bookings import selectors as booking_selectors
 from bookings import waitlist
 from bookings.models import WEEKDAY_NAMES, School, WaitlistEntry
 from bookings.services import local_now
+from chatbot import hotpath
 from chatbot.agent.memory import ActiveContext
 from chatbot.language import ENGLISH, reply_language
 from chatbot.models import Conversation, Message
@@ -106,18 +106,6 @@ def _context_facts(context: dict, upcoming: set[str]) -> dict:
         facts["callback_requested"] = " ".join(filter(None, [context.get("callback_date"),
                                                              context.get("callback_preference")]))
     return _present(facts)
-
-
-def contact_fact_hints(contact) -> dict[str, Exists]:
-    """Whether the contact (an OuterRef) has anything for the facts read by a query of their own, as subqueries
-    for the turn's first read to carry (see `chatbot.services`). Set on the contact as `fact_hints`
-    ({name: bool}), they spare the next prompt the queries whose answer is known to be empty, and the model the
-    tools that cannot apply (`chatbot.agent.tools.schemas_for`)."""
-    return {
-        "has_upcoming_tours": Exists(booking_selectors.upcoming_bookings(contact)),
-        "has_children": Exists(crm.children_of(contact)),
-        "has_waitlist_entries": Exists(waitlist.waiting_or_offered(contact)),
-    }
 
 
 def _contact_facts(contact: Contact) -> dict:
@@ -217,26 +205,14 @@ def _summary_tokens(lines: list[str]) -> int:
     return count_tokens([{"role": "system", "content": " | ".join(lines)}]) if lines else 0
 
 
-def earlier_messages(conversation: Conversation, before_ids: set[int]) -> list[Message]:
-    """The conversation's answered messages not yet folded into its summary, oldest first, except `before_ids`
-    (this turn's)."""
-    # A parent's message staff handled during a handoff is theirs: the model never sees it, or it would answer it.
-    answered = Q(role=Message.Role.ASSISTANT) | Q(role=Message.Role.USER, processed_at__isnull=False,
-                                                  handled_by_staff=False)
-    queryset = conversation.messages.filter(answered).exclude(pk__in=before_ids).exclude(text="")
-    if conversation.summary_until:
-        queryset = queryset.filter(created_at__gt=conversation.summary_until)
-    return list(queryset.order_by("created_at", "id"))
-
-
 def history(conversation: Conversation, before_ids: set[int], earlier: list[Message] | None = None) -> list[dict]:
-    """The earlier turns (`earlier_messages`, read here unless given) as chat messages. They and the
+    """The earlier turns (`chatbot.hotpath.earlier_messages`, read here unless given) as chat messages. They and the
     conversation's summary share the budget: past it, the oldest turns are folded into the summary (the
     parent's lines only, the outcomes are in the facts; at most SUMMARY_SHARE of the budget) and the recent
     turns kept fill RECENT_SHARE of what the summary leaves."""
     budget = settings.LLM_PROMPT_TOKEN_BUDGET
     if earlier is None:
-        earlier = earlier_messages(conversation, before_ids)
+        earlier = hotpath.earlier_messages(conversation, before_ids)
     chat = [_as_chat(m) for m in earlier]
     lines = [line for line in conversation.summary.splitlines() if line]
     if len(chat) <= MIN_RECENT_MESSAGES or _summary_tokens(lines) + count_tokens(chat) <= budget:

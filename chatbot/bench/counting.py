@@ -22,12 +22,9 @@ Connections: each one psycopg (or, on SQLite, Django) really opens; one the pool
 Redis: each command a client sends on its own, and each pipeline execute (one round trip), for the sync and
 asyncio clients and their fakeredis stand-ins alike. Thread hops: each callable handed to a thread pool
 (`database_sync_to_async`, `asyncio.to_thread`, `run_in_executor`, a library's background executor),
-including asgiref's hand-back to the thread that waits in `async_to_sync`. Redis commands sent in a context
-where SIDE is "sockets" (the bench's stand-ins for open chat sockets, receiving their frames) are counted
-apart, in `redis_sockets`.
+including asgiref's hand-back to the thread that waits in `async_to_sync`.
 """
 
-import contextvars
 import re
 import threading
 from dataclasses import asdict, dataclass
@@ -36,8 +33,6 @@ from typing import Any
 WRITE = re.compile(r"\b(INSERT\s+INTO|UPDATE\s+\S+\s+SET|DELETE\s+FROM|MERGE\s+INTO)\b", re.IGNORECASE)
 SAVEPOINT = re.compile(r"^\s*(SAVEPOINT|RELEASE\s+SAVEPOINT|ROLLBACK\s+TO\s+SAVEPOINT)\b", re.IGNORECASE)
 _INHERITED = object()
-# Set to "sockets" in the tasks that stand for open chat sockets: their Redis commands are counted apart.
-SIDE: contextvars.ContextVar[str] = contextvars.ContextVar("bench_counting_side", default="")
 TRANSACTION = re.compile(r"^\s*(BEGIN|START\s+TRANSACTION|COMMIT|END|ROLLBACK|ABORT)\b", re.IGNORECASE)
 
 
@@ -56,7 +51,6 @@ class Counts:
     commits: int = 0
     connections: int = 0
     redis: int = 0
-    redis_sockets: int = 0
     thread_hops: int = 0
 
     def as_dict(self) -> dict[str, int]:
@@ -127,16 +121,13 @@ class RoundTrips:
         original = getattr(owner, name)
         bump = self.bump
 
-        def count() -> None:
-            bump(f"{counter}_sockets" if counter == "redis" and SIDE.get() == "sockets" else counter)
-
         if is_async:
             async def wrapper(*args, **kwargs):
-                count()
+                bump(counter)
                 return await original(*args, **kwargs)
         else:
             def wrapper(*args, **kwargs):
-                count()
+                bump(counter)
                 return original(*args, **kwargs)
         self._set(owner, name, wrapper)
 

@@ -1,11 +1,13 @@
 """turn_overhead: what one full turn costs when the model itself costs nothing.
 
 A turn is `chatbot.services.receive()` on the web channel, exactly as the websocket consumer calls it, with
-the web channel loaded (its observer registered) and one listening socket per contact in the visitor's
-channel-layer group: store the message, take the session lock, build the prompt, call the model
-(`benchzero/scripted`: one check_availability call, then a text answer, no waiting), run the tool, store
-every reasoning step, store the reply and send typing, steps and the reply to the group. Each contact has
-a conversation of TURNS_PER_CONTACT turns. Every frame sent must reach its listener (else: errors).
+the web channel loaded (its observer registered) and one open chat socket per contact in this process and in
+the visitor's channel-layer group, as the consumer that received the message is: store the message, take the
+session lock, build the prompt, call the model (`benchzero/scripted`: one check_availability call, then a
+text answer, no waiting), run the tool, store every reasoning step, store the reply and send typing, steps
+and the reply to the visitor's sockets (written to the socket directly; the group's members are looked up
+for sockets of other processes). Each contact has a conversation of TURNS_PER_CONTACT turns. Every frame
+sent must reach its socket (else: errors).
 LONG_CONVERSATIONS more conversations of LONG_CONVERSATION_TURNS turns give the turn time by position in a
 conversation: a turn should cost the same at turn 40 as at turn 1 (the prompt's history is bounded).
 
@@ -42,7 +44,7 @@ from chatbot.bench.common import (
     ratio,
     server_env,
 )
-from chatbot.bench.counting import SIDE, Counts, RoundTrips
+from chatbot.bench.counting import Counts, RoundTrips
 from chatbot.bench.models import ZERO_MODEL, register_zero
 
 NAME = "turn_overhead"
@@ -52,74 +54,63 @@ LONG_CONVERSATION_TURNS = 40  # "flat from turn 1 to 40": the same turn at each 
 LONG_CONVERSATIONS = 10
 WARMUP_TURNS = 5
 EXPECTED_REPLY = "Here are the open tour slots. Which one suits you?"
-DELIVERY_WAIT_SECONDS = 10.0
-STOP = "bench.stop"
 PEER_TIMEOUT_SECONDS = 1800
 
 
+class _Socket:
+    """Stands in for a parent's open chat socket in this process (what `chatbot.channels.web.WebChatConsumer`
+    registers): the turn's frames are written to it directly, as to the consumer that received the message."""
+
+    def __init__(self, sockets: "Sockets", name: str) -> None:
+        self.sockets, self.channel_name = sockets, name
+        self.loop = asyncio.get_running_loop()
+
+    async def chat_event(self, event: dict) -> None:
+        self.sockets.received += 1
+
+
 class Sockets:
-    """One listening channel per contact in its web visitor group, as an open chat socket is; counts frames."""
+    """One open chat socket per contact, in this process and in its visitor group (as the consumer that
+    received the message is); counts the frames sent to the visitors and those the sockets received."""
 
     def __init__(self, school) -> None:
         self.school = school
         self.sent = 0
         self.received = 0
-        self._listeners: dict[int, tuple[str, str, asyncio.Task]] = {}
-        self._names: set[str] = set()
+        self._open: dict[int, tuple[str, str]] = {}
         self._layer = None
-        self._group_send = None
+        self._web = None
+        self._send_to_visitor = None
 
     async def __aenter__(self) -> "Sockets":
         from channels.layers import get_channel_layer
 
-        import chatbot.channels.web  # noqa: F401 (registers the web channel's observer, as daphne's routing does)
+        import chatbot.channels.web as web  # also registers the web channel's observer, as the routing does
 
-        self._layer = get_channel_layer()
-        original = self._layer.group_send
+        self._layer, self._web = get_channel_layer(), web
+        original = self._send_to_visitor = web.send_to_visitor
 
-        async def counted(group, message):
+        async def counted(school_id, visitor, payload):
             self.sent += 1
-            return await original(group, message)
+            return await original(school_id, visitor, payload)
 
-        self._layer.group_send = counted
-        original_send = self._layer.send
-
-        async def counted_send(channel, message):  # a frame to one socket of another process (chatbot.channels.web)
-            if channel in self._names:
-                self.sent += 1
-            return await original_send(channel, message)
-
-        self._layer.send = counted_send
+        web.send_to_visitor = counted
         return self
 
     async def open(self, contact) -> None:
-        from chatbot.channels.web import visitor_group
-
-        if contact.pk in self._listeners:
+        if contact.pk in self._open:
             return
-        group = visitor_group(self.school.pk, contact.web_visitor_id)
+        group = self._web.visitor_group(self.school.pk, contact.web_visitor_id)
         name = await self._layer.new_channel()
-        self._names.add(name)
+        self._web._local_sockets.setdefault(group, {})[name] = _Socket(self, name)
         await self._layer.group_add(group, name)
-        self._listeners[contact.pk] = (group, name, asyncio.create_task(self._drain(name)))
-
-    async def _drain(self, name: str) -> None:
-        SIDE.set("sockets")
-        while (await self._layer.receive(name)).get("type") != STOP:
-            self.received += 1
+        self._open[contact.pk] = (group, name)
 
     async def __aexit__(self, *exc) -> None:
-        deadline = time.monotonic() + DELIVERY_WAIT_SECONDS
-        while self.received < self.sent and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        del self._layer.group_send
-        del self._layer.send
-        # Stopped by a message of their own, not cancelled: a receive cancelled inside channels-redis's shared
-        # receive loop can leave the other receivers waiting for ever.
-        for group, name, _ in self._listeners.values():
+        self._web.send_to_visitor = self._send_to_visitor
+        for group, name in self._open.values():
+            self._web._local_sockets.pop(group, None)
             await self._layer.group_discard(group, name)
-            await self._layer.send(name, {"type": STOP})
-        await asyncio.wait([task for _, _, task in self._listeners.values()], timeout=DELIVERY_WAIT_SECONDS)
 
 
 async def _turn(school, contact, text: str) -> float:
@@ -228,7 +219,7 @@ def describe(counts: dict[str, float]) -> str:
     return (f"{counts['round_trips']:g} DB ({counts['statements']:g} statements, "
             f"{counts['transaction_control']:g} BEGIN/COMMIT, {counts['savepoints']:g} savepoints, "
             f"{counts['health_checks']:g} health checks), {counts['commits']:g} commits, "
-            f"{counts['redis']:g} Redis (+ {counts['redis_sockets']:g} by the listening socket), "
+            f"{counts['redis']:g} Redis, "
             f"{counts['thread_hops']:g} thread hops")
 
 
@@ -348,7 +339,7 @@ def run(ctx: Context) -> Result:
         Row("turn p99", f"{turn_p99:.1f} ms", f"{floor_p99:.1f} ms", fmt_ratio(ratio(turn_p99, floor_p99)),
             f"{len(timings)} turns"),
         Row("round trips / turn", f"{counts['round_trips']:g} DB + {counts['redis']:g} Redis", "", "",
-            describe(counts) + f"; {frames:g} channel-layer frames; {counts['connections']:g} new DB connections"),
+            describe(counts) + f"; {frames:g} frames; {counts['connections']:g} new DB connections"),
         Row("errors", str(errors), "0", "", f"{check['replies']} replies, {check['tool_calls']} tool calls, "
             f"{measured['frames_received']}/{measured['frames_sent']} frames delivered"),
     ]

@@ -62,15 +62,14 @@ def store_inbound(conversation: Conversation, text: str, channel_message_id: str
     text = without_nul(text)
     spoken = language.remember(conversation.contact, text)
     try:
-        # One INSERT, committed on its own; inside a caller's transaction, a savepoint keeps that transaction
-        # usable when the INSERT is refused.
+        # Committed on its own; inside a caller's transaction, a savepoint keeps that transaction usable when
+        # the INSERT is refused.
         with transaction.atomic() if transaction.get_connection().in_atomic_block else contextlib.nullcontext():
-            message = hotpath.insert(Message(conversation=conversation, role=Message.Role.USER, text=text,
-                                             channel=conversation.channel, channel_message_id=channel_message_id,
-                                             language=spoken))
+            message = hotpath.store_message(Message(
+                conversation=conversation, role=Message.Role.USER, text=text, channel=conversation.channel,
+                channel_message_id=channel_message_id, language=spoken))
     except IntegrityError:  # a redelivery (unique channel message id): the stored one
         return Message.objects.get(channel=conversation.channel, channel_message_id=channel_message_id), False
-    hotpath.mark_activity(conversation.pk, message.created_at)
     return message, True
 
 

@@ -6,12 +6,18 @@ client API, so the calling code is identical in both modes.
 """
 
 import asyncio
+import functools
 import weakref
 
 import fakeredis
 import redis
 import redis.asyncio as aioredis
+import redis.utils
 from django.conf import settings
+
+# redis-py 8 reads its own version from the package metadata (about 0.25 ms) for every client object it builds,
+# and channels-redis and limits build one per command: read it once per process.
+redis.utils.get_lib_version = functools.cache(redis.utils.get_lib_version)
 
 _fake_server = fakeredis.FakeServer()
 _sync_client: redis.Redis | None = None

@@ -278,7 +278,12 @@ if REDIS_URL:
     # redis-py 8 times socket reads out after 5 s by default, exactly the time channels-redis blocks in
     # BZPOPMIN while receiving: an idle `runworker agent` (or websocket consumer) died with "Timeout reading
     # from redis". Reads get more room than the 5 s block; a dead connection still fails within 15 s.
-    CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [{"address": REDIS_URL, "socket_timeout": 15}]
+    # Its pool refuses (MaxConnectionsError) past max_connections, 100 by default: 500 sockets closing at once
+    # failed to leave their groups, and the stale members then received every later frame of their visitor.
+    CHANNEL_LAYERS["default"]["CONFIG"]["hosts"] = [{
+        "address": REDIS_URL, "socket_timeout": 15,
+        "max_connections": env.int("CHANNEL_LAYER_MAX_CONNECTIONS", default=1000),
+    }]
 # Webhook turns: True sends them to `manage.py runworker agent` over the channel layer (needs REDIS_URL);
 # False runs them in the web process itself (the embedded default).
 AGENT_WORKER = env.bool("AGENT_WORKER", default=bool(REDIS_URL))

@@ -270,6 +270,8 @@ def test_may_we_come_to_see_the_school_in_tamil_is_a_booking(text):
 @pytest.mark.parametrize(("text", "name"), [
     ("陈太太，电话 9123 4567", "陈太太"),
     ("Jon Tan, phone 9123 4567", "Jon Tan"),
+    ("Mei Ling Ong, 8123 4567", "Mei Ling Ong"),
+    ("Siti Nur Aisyah hp 9876 5432", "Siti Nur Aisyah"),
     ("Priya, hp 9123 4567", "Priya"),
     ("Nurul Huda, no tel 9876 5432", "Nurul Huda"),
     ("ராதா, போன் 9123 4567", "ராதா"),

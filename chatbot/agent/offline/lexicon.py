@@ -246,10 +246,12 @@ SIBLING_NAME = _rx(rf"\b(?:brother|sister|sibling|son|daughter|boy|girl|baby|tod
 # "How old is Mia?" / "How old are Leo and Mia?": the children a reply asked about
 ASKED_AGE_OF = re.compile(rf"\b[Hh]ow old (?:is|are) ({_CAP}(?:(?:\s*,\s*|\s+and\s+){_CAP})*)")
 LEADING_NAME = re.compile(r"[,(.!?;:]")
-# "Jon 91234567", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...": the name, then maybe a label
+# "Jon 91234567", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...": the name, then maybe a label;
+# three or four words only when each is capitalised ("Mei Ling Ong, 8123 4567"; not "i want to book 9123...")
 _PHONE_LABEL = (r"(?:(?:my\s+|the\s+)?(?:phone|mobile|hp|h/p|handphone|tel|cell|contact|whatsapp|wa)"
                 r"(?:\s+(?:number|no\.?|num))?|(?:my\s+)?(?:number|no\.?))(?:\s+is)?")
-NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)({_NAME}(?:\s+{_NAME})?)[\s,:(-]*(?:{_PHONE_LABEL})?[\s,:.(-]*$")
+NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)({_NAME}(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
+                        rf"[\s,:(-]*(?:{_PHONE_LABEL})?[\s,:.(-]*$")
 NOT_TIME = r"(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b)"
 AGE = [
     _rx(r"\b(\d{1,2})\s*(?:-\s*)?(?:years?|yrs?|y/?o|yo)\b"),

@@ -1,0 +1,161 @@
+"""The turn's hand-written statements (chatbot.hotpath) agree with the models and the selectors they stand in for."""
+
+import datetime as dt
+
+import pytest
+from django.utils import timezone
+
+from bookings import selectors as booking_selectors
+from bookings import waitlist
+from bookings.models import TourBooking, WaitlistEntry
+from chatbot import hotpath
+from chatbot.models import Channel, Conversation, Message, ReasoningStep
+from crm import services as crm
+from tests.factories import (
+    ChildFactory,
+    ContactFactory,
+    ConversationFactory,
+    MessageFactory,
+    SchoolFactory,
+    TourBookingFactory,
+    TourSlotFactory,
+    WaitlistEntryFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _message(conversation, minutes_ago: float, **fields) -> Message:
+    message = MessageFactory(conversation=conversation, **fields)
+    Message.objects.filter(pk=message.pk).update(created_at=timezone.now() - dt.timedelta(minutes=minutes_ago))
+    return message
+
+
+def test_a_claim_takes_the_unanswered_messages_of_the_conversation_with_the_oldest_once():
+    school = SchoolFactory()
+    contact = ContactFactory(school=school)
+    web = ConversationFactory(school=school, contact=contact, channel=Channel.WEB)
+    whatsapp = ConversationFactory(school=school, contact=contact, channel=Channel.WHATSAPP)
+    handed_off = ConversationFactory(school=school, contact=contact, channel=Channel.CHATWOOT,
+                                     status=Conversation.Status.HANDED_OFF)
+    second, first = _message(web, 2), _message(web, 5)
+    other = _message(whatsapp, 3)
+    _message(handed_off, 9)  # staff's: never the bot's
+    _message(web, 8, processed_at=timezone.now())  # answered already
+    _message(web, 7, role=Message.Role.ASSISTANT)
+    now = timezone.now()
+
+    batch = hotpath.claim_batch(contact.pk, now)
+
+    assert [m.pk for m in batch] == [first.pk, second.pk]
+    assert all(isinstance(m, Message) and m.conversation_id == web.pk and m.text for m in batch)
+    assert set(Message.objects.filter(processed_at=now).values_list("pk", flat=True)) == {first.pk, second.pk}
+    assert [m.pk for m in hotpath.claim_batch(contact.pk, timezone.now())] == [other.pk]
+    assert hotpath.claim_batch(contact.pk, timezone.now()) == []
+    assert not hotpath.has_unanswered(contact.pk)
+
+
+def _upcoming(contact):
+    return TourBookingFactory(school=contact.school, contact=contact)
+
+
+def _past(contact):
+    slot = TourSlotFactory(school=contact.school, starts_at=timezone.now() - dt.timedelta(days=2))
+    return TourBookingFactory(school=contact.school, contact=contact, slot=slot)
+
+
+def _cancelled(contact):
+    return TourBookingFactory(school=contact.school, contact=contact, status=TourBooking.Status.CANCELLED)
+
+
+def _waiting(contact):
+    return WaitlistEntryFactory(slot=TourSlotFactory(school=contact.school), contact=contact)
+
+
+def _offer_for_a_past_tour(contact):
+    slot = TourSlotFactory(school=contact.school, starts_at=timezone.now() - dt.timedelta(hours=1))
+    return WaitlistEntryFactory(slot=slot, contact=contact, status=WaitlistEntry.Status.OFFERED,
+                                hold_expires_at=timezone.now() + dt.timedelta(minutes=30))
+
+
+def _declined(contact):
+    return WaitlistEntryFactory(slot=TourSlotFactory(school=contact.school), contact=contact,
+                                status=WaitlistEntry.Status.DECLINED)
+
+
+def _child(contact):
+    return ChildFactory(contact=contact)
+
+
+@pytest.mark.parametrize("make", [None, _upcoming, _past, _cancelled, _waiting, _offer_for_a_past_tour, _declined,
+                                  _child])
+def test_the_fact_hints_say_what_the_selectors_find(make):
+    school = SchoolFactory()
+    contact = ContactFactory(school=school)
+    if make:
+        make(contact)
+    _message(ConversationFactory(school=school, contact=contact), 1)
+
+    (message,) = hotpath.claim_batch(contact.pk, timezone.now())
+
+    assert message.fact_hints == {
+        "has_upcoming_tours": booking_selectors.upcoming_bookings(contact).exists(),
+        "has_children": crm.children_of(contact).exists(),
+        "has_waitlist_entries": waitlist.waiting_or_offered(contact).exists(),
+    }
+
+
+def test_a_stored_message_is_the_conversations_latest_activity():
+    conversation = ConversationFactory()
+    message = hotpath.store_message(Message(conversation=conversation, role=Message.Role.USER, text="hello",
+                                            channel=conversation.channel, payload={"a": [1]}))
+    stored = Message.objects.get(pk=message.pk)
+    assert (stored.text, stored.payload, stored.created_at) == ("hello", {"a": [1]}, message.created_at)
+    conversation.refresh_from_db()
+    assert conversation.last_message_at == message.created_at
+
+
+def test_the_earlier_messages_are_the_answered_ones_not_summarised_and_not_this_turns():
+    conversation = ConversationFactory()
+    summarised = _message(conversation, 9, processed_at=timezone.now())
+    conversation.summary_until = Message.objects.get(pk=summarised.pk).created_at
+    asked = _message(conversation, 6, processed_at=timezone.now())
+    answer = _message(conversation, 5, role=Message.Role.ASSISTANT)
+    _message(conversation, 4, role=Message.Role.ASSISTANT, text="")  # a reply still being written
+    _message(conversation, 3, processed_at=timezone.now(), handled_by_staff=True)
+    _message(conversation, 2)  # not answered yet
+    this_turn = _message(conversation, 1, processed_at=timezone.now())
+
+    earlier = hotpath.earlier_messages(conversation, {this_turn.pk})
+
+    assert [m.pk for m in earlier] == [asked.pk, answer.pk]
+
+
+def test_a_turns_steps_and_totals_are_written_as_the_orm_would():
+    conversation = ConversationFactory()
+    reply = hotpath.insert(Message(conversation=conversation, role=Message.Role.ASSISTANT,
+                                   channel=conversation.channel))
+    steps = [ReasoningStep(message=reply, cycle=1, position=i, kind=ReasoningStep.Kind.OBSERVE, tool_name="t",
+                           tool_result={"status": "ok", "n": i}, created_at=timezone.now()) for i in range(3)]
+    hotpath.insert_many(steps)
+    reply.text, reply.prompt_tokens = "Here you are.", 12
+    hotpath.update(reply, ["text", "prompt_tokens"])
+    hotpath.add_turn_totals(conversation.pk, 20, reply.cost + 1, timezone.now(), Conversation.Outcome.BOOKED)
+
+    assert [s.tool_result for s in ReasoningStep.objects.filter(message=reply).order_by("position")] == [
+        {"status": "ok", "n": i} for i in range(3)]
+    assert Message.objects.filter(pk=reply.pk).values_list("text", "prompt_tokens").get() == ("Here you are.", 12)
+    conversation.refresh_from_db()
+    assert (conversation.total_tokens, conversation.total_cost, conversation.outcome) == (
+        20, 1, Conversation.Outcome.BOOKED)
+
+
+def test_the_open_conversation_comes_with_its_school_and_contact():
+    conversation = ConversationFactory(external_id="1:42")
+    ConversationFactory(school=conversation.school, contact=conversation.contact, status=Conversation.Status.ENDED)
+
+    found = hotpath.open_conversation(conversation.school_id, conversation.contact_id, Channel.WEB, "1:42")
+
+    assert found.pk == conversation.pk
+    assert (found.school.name, found.contact.name) == (conversation.school.name, conversation.contact.name)
+    assert hotpath.open_conversation(conversation.school_id, conversation.contact_id, Channel.WEB, "9:9") is None

@@ -8,7 +8,6 @@ because the database's `processed_at` is the truth about what was answered.
 """
 
 import asyncio
-import contextlib
 import datetime as dt
 import logging
 from collections.abc import Awaitable, Callable
@@ -27,6 +26,7 @@ from chatbot.agent import loop, memory
 from chatbot.channels.base import observer_for
 from chatbot.models import Conversation, FaqEntry, Message
 from chatbot.text import without_nul
+from config.transactions import savepoint_if_nested
 from crm.models import Contact
 
 logger = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def current_conversation(school: School, contact: Contact, channel: str, externa
         return conversation
     if conversation:
         end_conversation(conversation)
-    return Conversation.objects.create(school=school, contact=contact, channel=channel, external_id=external_id)
+    return hotpath.insert(Conversation(school=school, contact=contact, channel=channel, external_id=external_id))
 
 
 def store_inbound(conversation: Conversation, text: str, channel_message_id: str = "") -> tuple[Message, bool]:
@@ -62,9 +62,7 @@ def store_inbound(conversation: Conversation, text: str, channel_message_id: str
     text = without_nul(text)
     spoken = language.remember(conversation.contact, text)
     try:
-        # Committed on its own; inside a caller's transaction, a savepoint keeps that transaction usable when
-        # the INSERT is refused.
-        with transaction.atomic() if transaction.get_connection().in_atomic_block else contextlib.nullcontext():
+        with savepoint_if_nested():
             message = hotpath.store_message(Message(
                 conversation=conversation, role=Message.Role.USER, text=text, channel=conversation.channel,
                 channel_message_id=channel_message_id, language=spoken))

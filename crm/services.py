@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from config.transactions import savepoint_if_nested
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
 
 
@@ -25,6 +26,7 @@ def find_or_create_contact(
     web_visitor_id: str = "",
     chatwoot_contact_id: str = "",
     whatsapp_name: str = "",
+    language: str = "",
 ) -> Contact:
     """The school's contact for this identity, created on first sight.
 
@@ -33,7 +35,9 @@ def find_or_create_contact(
     WhatsApp sender's number, E.164). `phone` and `email` are details someone
     typed or a platform passed on unchecked: they are stored on a new contact
     or a blank field, unverified, and never looked up. Blank fields of an
-    existing contact are filled in; nothing is overwritten.
+    existing contact are filled in; nothing is overwritten. `language` (of the
+    first message) is kept on a new contact only: later messages set it
+    (`chatbot.language.remember`).
     """
     chatwoot_contact_id = str(chatwoot_contact_id or "")
     lookups = [
@@ -51,9 +55,10 @@ def find_or_create_contact(
                     _verify_phone(contact, verified_phone)
                 fill_contact_details(contact, **details)
                 return contact
-        fields = {**details, **({"phone": verified_phone, "phone_verified": True} if verified_phone else {})}
+        fields = {**details, "language": language,
+                  **({"phone": verified_phone, "phone_verified": True} if verified_phone else {})}
         try:
-            with transaction.atomic():
+            with savepoint_if_nested():
                 return Contact.objects.create(school=school, **fields)
         except IntegrityError:
             continue  # created by a concurrent request: look it up again

@@ -226,8 +226,10 @@ def _open_session(slug: str, token: str | None):
     return school, visitor, token, is_new, conversation, spoken
 
 
-def _contact_for(school: School, visitor: str) -> Contact:
-    return find_or_create_contact(school=school, web_visitor_id=visitor)
+def _contact_for(school: School, visitor: str, first_text: str) -> Contact:
+    """The visitor's contact; a new one keeps the language of its first message (no second write for it)."""
+    return find_or_create_contact(school=school, web_visitor_id=visitor,
+                                  language=language.detect(first_text, language.ENGLISH))
 
 
 def _history(conversation: Conversation) -> list[dict]:
@@ -329,7 +331,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def _deliver(self, text: str, client_id: str) -> None:
         if self.contact is None:  # the visitor's first message: now the contact exists
-            self.contact = await database_sync_to_async(_contact_for)(self.school, self.visitor)
+            self.contact = await database_sync_to_async(_contact_for)(self.school, self.visitor, text)
         channel_message_id = f"{self.contact.pk}:{client_id}" if client_id else ""
         received = await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
                                  channel_message_id=channel_message_id, run=False)

@@ -406,3 +406,13 @@ def test_parallel_first_messages_create_one_contact():
     assert errors == []
     assert len(set(found)) == 1 and len(found) == 12
     assert Contact.objects.filter(school=school).count() == 1
+
+
+@pytest.mark.django_db
+def test_a_new_contact_keeps_the_language_of_its_first_message_and_an_existing_one_is_left_as_it_is():
+    school = SchoolFactory()
+    new = crm.find_or_create_contact(school=school, web_visitor_id="v-1", language="ms")
+    assert Contact.objects.get(pk=new.pk).language == "ms"
+    again = crm.find_or_create_contact(school=school, web_visitor_id="v-1", language="ta")
+    assert again.pk == new.pk and Contact.objects.get(pk=new.pk).language == "ms"
+

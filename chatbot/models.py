@@ -115,7 +115,13 @@ class Message(models.Model):
                 name="message_unique_per_channel",
             )
         ]
-        indexes = [models.Index(fields=["conversation", "created_at"])]
+        indexes = [
+            models.Index(fields=["conversation", "created_at"]),
+            # The parents' messages no turn has taken yet: what every turn's claim and the sweeper look for,
+            # found without reading a long conversation's answered messages.
+            models.Index(fields=["conversation", "created_at"], name="message_unanswered",
+                         condition=Q(role="user", processed_at__isnull=True)),
+        ]
 
     def __str__(self) -> str:
         return f"{self.role}: {self.text[:60]}"

@@ -417,6 +417,7 @@ class Server:
         self.process: subprocess.Popen | None = None
         # Set when something went wrong (or BENCH_KEEP_LOGS=1): the log stays for reading (path in the result).
         self.keep_log = os.environ.get("BENCH_KEEP_LOGS") == "1"
+        self.tracebacks = 0  # in its log, counted when it stops: an error the clients may never see
         self.log = tempfile.NamedTemporaryFile(prefix=f"bench-{label}-", suffix=".log", delete=False)  # noqa: SIM115
 
     @property
@@ -458,6 +459,9 @@ class Server:
                     os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(SERVER_STOP_TIMEOUT)
         self.log.close()
+        with contextlib.suppress(OSError):
+            self.tracebacks = Path(self.log.name).read_text(errors="replace").count("Traceback (most recent call")
+        self.keep_log = self.keep_log or bool(self.tracebacks)
         if not self.keep_log:
             with contextlib.suppress(OSError):
                 os.unlink(self.log.name)

@@ -113,7 +113,11 @@ def run(ctx: Context) -> Result:
                 measured["server_alive"] = server.alive()
                 if measured["errors"] or not measured["server_alive"]:
                     server.keep_log = True
-                    measured["server_log"] = server.log.name
+            # Counted once it has stopped: a socket that failed to close cleanly is an error no client sees.
+            measured["server_tracebacks"] = server.tracebacks
+            measured["errors"] += server.tracebacks
+            if server.keep_log:
+                measured["server_log"] = server.log.name
             rounds.append(measured)
             ctx.progress.say(f"  wall {measured['wall_seconds']} s, errors {measured['errors']}")
     result.figures = {"model_seconds": delay, "web_processes": options.web_processes, "rounds": rounds,

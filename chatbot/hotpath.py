@@ -34,39 +34,45 @@ def _table(model: type[Model]) -> str:
 
 
 @cache
-def columns(model: type[Model], alias: str) -> str:
+def _columns(model: type[Model], alias: str) -> str:
     """The model's concrete columns, qualified by `alias`, in `_meta.concrete_fields` order (what `_instances`
     reads back)."""
     return ", ".join(f"{alias}.{_q(field.column)}" for field in model._meta.concrete_fields)
 
 
 @cache
-def _converters(model: type[Model], vendor: str) -> list[tuple[int, list, object]]:
-    found = []
+def _reader(model: type[Model]) -> tuple[list[str], list[tuple[int, list, object]]]:
+    """The attribute names `from_db` takes, and (position, converters, column) of the columns needing conversion."""
+    converters = []
     for position, field in enumerate(model._meta.concrete_fields):
         col = field.get_col(model._meta.db_table)
         convs = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
         if convs:
-            found.append((position, convs, col))
-    return found
+            converters.append((position, convs, col))
+    return [field.attname for field in model._meta.concrete_fields], converters
 
 
 def _instances(rows: Iterable[Sequence], *models: type[Model]) -> list[list[Model]]:
-    """Each row, whose columns are `columns(model)` of each model in turn (and then any extra values), as
+    """Each row, whose columns are `_columns(model)` of each model in turn (and then any extra values), as
     instances, then the extra values: [[instance, ..., extra, ...], ...]."""
     out = []
     for row in rows:
         values, start, built = list(row), 0, []
         for model in models:
-            fields = model._meta.concrete_fields
-            chunk = values[start:start + len(fields)]
-            for position, convs, col in _converters(model, connection.vendor):
+            attnames, converters = _reader(model)
+            chunk = values[start:start + len(attnames)]
+            for position, convs, col in converters:
                 for converter in convs:
                     chunk[position] = converter(chunk[position], col, connection)
-            built.append(model.from_db(connection.alias, [f.attname for f in fields], chunk))
-            start += len(fields)
+            built.append(model.from_db(connection.alias, attnames, chunk))
+            start += len(attnames)
         out.append(built + values[start:])
     return out
+
+
+@cache
+def _insert_fields(model: type[Model]) -> list:
+    return [field for field in model._meta.concrete_fields if not field.primary_key]
 
 
 def _db_values(obj: Model, fields: Iterable, add: bool) -> list:
@@ -75,28 +81,32 @@ def _db_values(obj: Model, fields: Iterable, add: bool) -> list:
 
 @cache
 def _insert_sql(model: type[Model], rows: int, returning: bool) -> str:
-    fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+    fields = _insert_fields(model)
     row = "(" + ", ".join(["%s"] * len(fields)) + ")"
     sql = (f"INSERT INTO {_table(model)} ({', '.join(_q(f.column) for f in fields)}) "
            f"VALUES {', '.join([row] * rows)}")
     return sql + f" RETURNING {_q(model._meta.pk.column)}" if returning else sql
 
 
-def insert(obj: Model) -> Model:
-    """INSERT one new instance (auto_now_add and defaults applied as `save()` would); sets its primary key."""
-    fields = [f for f in obj._meta.concrete_fields if not f.primary_key]
-    with connection.cursor() as cursor:
-        cursor.execute(_insert_sql(type(obj), 1, True), _db_values(obj, fields, True))
-        obj.pk = cursor.fetchone()[0]
+def _stored(obj: Model, pk: int) -> Model:
+    """`obj` as `save()` leaves a new instance: with its primary key, no longer adding, on this database."""
+    obj.pk = pk
     obj._state.adding, obj._state.db = False, connection.alias
     return obj
+
+
+def insert(obj: Model) -> Model:
+    """INSERT one new instance (auto_now_add and defaults applied as `save()` would); sets its primary key."""
+    with connection.cursor() as cursor:
+        cursor.execute(_insert_sql(type(obj), 1, True), _db_values(obj, _insert_fields(type(obj)), True))
+        return _stored(obj, cursor.fetchone()[0])
 
 
 def insert_many(objs: Sequence[Model]) -> None:
     """INSERT new instances of one model in one statement (their primary keys are not read back)."""
     if not objs:
         return
-    fields = [f for f in objs[0]._meta.concrete_fields if not f.primary_key]
+    fields = _insert_fields(type(objs[0]))
     values = [value for obj in objs for value in _db_values(obj, fields, True)]
     with connection.cursor() as cursor:
         cursor.execute(_insert_sql(type(objs[0]), len(objs), False), values)
@@ -118,7 +128,7 @@ def _when(value: dt.datetime) -> object:
 # --- the turn's statements ----------------------------------------------------------------------
 def open_conversation(school_id: int, contact_id: int, channel: str, external_id: str = "") -> Conversation | None:
     """The contact's latest active or handed-off conversation on the channel, with its school and contact."""
-    sql = (f"SELECT {columns(Conversation, 'c')}, {columns(School, 's')}, {columns(Contact, 'p')} "
+    sql = (f"SELECT {_columns(Conversation, 'c')}, {_columns(School, 's')}, {_columns(Contact, 'p')} "
            f"FROM {_table(Conversation)} c JOIN {_table(School)} s ON s.id = c.school_id "
            f"JOIN {_table(Contact)} p ON p.id = c.contact_id "
            "WHERE c.school_id = %s AND c.contact_id = %s AND c.channel = %s AND c.status IN (%s, %s)"
@@ -143,15 +153,12 @@ def store_message(message: Message) -> Message:
             cursor.execute(f"UPDATE {_table(Conversation)} SET last_message_at = %s WHERE id = %s",
                            [_when(message.created_at), message.conversation_id])
         return message
-    fields = [f for f in Message._meta.concrete_fields if not f.primary_key]
     sql = (f"WITH stored AS ({_insert_sql(Message, 1, False)} RETURNING id, created_at) "
            f"UPDATE {_table(Conversation)} SET last_message_at = stored.created_at FROM stored "
            f"WHERE {_table(Conversation)}.id = %s RETURNING stored.id")
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*_db_values(message, fields, True), message.conversation_id])
-        message.pk = cursor.fetchone()[0]
-    message._state.adding, message._state.db = False, connection.alias
-    return message
+        cursor.execute(sql, [*_db_values(message, _insert_fields(Message), True), message.conversation_id])
+        return _stored(message, cursor.fetchone()[0])
 
 
 def _unanswered(alias: str) -> str:
@@ -206,7 +213,7 @@ def earlier_messages(conversation: Conversation, before_ids: set[int]) -> list[M
 
     A parent's message staff handled during a handoff is theirs: the model never sees it, or it would answer it.
     """
-    sql = (f"SELECT {columns(Message, 'm')} FROM {_table(Message)} m WHERE m.conversation_id = %s "
+    sql = (f"SELECT {_columns(Message, 'm')} FROM {_table(Message)} m WHERE m.conversation_id = %s "
            "AND m.text <> '' AND (m.role = %s OR (m.role = %s AND m.processed_at IS NOT NULL "
            "AND m.handled_by_staff = %s))")
     params = [conversation.pk, Message.Role.ASSISTANT, Message.Role.USER, False]

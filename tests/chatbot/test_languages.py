@@ -223,7 +223,8 @@ def test_a_malay_ordinal_picks_from_the_list(text, choice):
 
 
 @pytest.mark.parametrize("text", ["eh tak jadi, jumaat la petang", "aiyo no, friday afternoon better",
-                                  "alamak, tak jadi. isnin pagi"])
+                                  "alamak, tak jadi. isnin pagi", "nvm make it monday morning",
+                                  "never mind, friday afternoon then"])
 def test_a_change_of_mind_after_a_filler_is_a_correction_and_the_filler_no_name(text):
     reading = read_message(text, replace(HINTS, asked=frozenset({"parent_name", "child_name"})))
     assert reading.correcting and reading.when.date in (FRI, MON)

@@ -128,7 +128,8 @@ AVAILABILITY = _rx(
     r"|other (?:days?|times?|dates?))\b"
 )
 CORRECTION = _rx(
-    rf"^\s*{INTERJECTION}(?:sorry|oops|actually|correction|wait|no\b|nope\b|hmm)|\bi mean[t]?\b|\bmake it\b"
+    rf"^\s*{INTERJECTION}(?:sorry|oops|actually|correction|wait|no\b|nope\b|hmm|nvm\b|never\s*mind\b|scratch that)"
+    r"|\bi mean[t]?\b|\bmake it\b"
     r"|\b(?:change|switch|move) (?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+to\b|\bchanged my mind\b"
     r"|\b(?:how|what) about\b|\brather\b|\bshould (?:be|have been)\b|\binstead\b|\bnot\s+\S+|\bmisspel\w*"
     r"|\btypo\b|\bwrong\b"
@@ -302,6 +303,7 @@ _NOT_A_NAME = """
     cancel reschedule move change call callback do does did have has had get got make made meant mean
     well doing where what when which who why how phone number mobile email e-mail contact tel
     btw lah leh lor ah mah la bah ya yah pls plz thx tks fyi ok ok. anyway though too oh uh um erm hmm eh ehh
+    nvm nevermind never mind scratch wait
     aiyo aiyoh aiya alamak wah oops huh ooh hp handphone whatsapp wa cell போன் கைபேசி தொலைபேசி எண்
     school campus class kindergarten preschool tour lessons see bring look je
 """

@@ -61,7 +61,12 @@ class Conversation(models.Model):
 
     class Meta:
         ordering = ["-started_at"]
-        indexes = [models.Index(fields=["school", "contact", "channel", "status"])]
+        indexes = [
+            models.Index(fields=["school", "contact", "channel", "status"]),
+            # A contact's active conversations (the turn's claim, chatbot.hotpath): without it an empty
+            # table's statistics led PostgreSQL to scan every active conversation through `status`.
+            models.Index(fields=["contact", "status"], name="conversation_contact_status"),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.get_channel_display()} {self.contact}"

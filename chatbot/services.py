@@ -13,7 +13,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone, translation
@@ -26,6 +25,7 @@ from chatbot.agent import loop, memory
 from chatbot.channels.base import observer_for
 from chatbot.models import Conversation, FaqEntry, Message
 from chatbot.text import without_nul
+from config.hops import database_hop
 from config.transactions import savepoint_if_nested
 from crm.models import Contact
 
@@ -92,7 +92,7 @@ async def receive(
     external_id: str = "", run: bool = True,
 ) -> Received:
     """Store an inbound message and (unless `run` is False) answer everything pending for the contact."""
-    received = await database_sync_to_async(_receive_sync)(school, contact, channel, text, channel_message_id,
+    received = await database_hop(_receive_sync)(school, contact, channel, text, channel_message_id,
                                                            external_id)
     if run and not received.duplicate:
         await answer_or_queue(received)
@@ -205,14 +205,14 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
         try:
             await asyncio.sleep(burst)  # let a burst of fragments land (before the first batch only)
             burst = 0
-            opened = await database_sync_to_async(_open_turn)(contact_id, conversation)
+            opened = await database_hop(_open_turn)(contact_id, conversation)
             conversation = None
             if opened is not None:
                 failures = await _answer_or_give_back(opened, release, failures)
         finally:
             if not release.done:
                 await _release(lock)
-        if not (release.pending if release.done else await database_sync_to_async(hotpath.has_unanswered)(contact_id)):
+        if not (release.pending if release.done else await database_hop(hotpath.has_unanswered)(contact_id)):
             return True
 
 
@@ -227,7 +227,7 @@ async def _answer_or_give_back(opened: Opened, release: _ReleaseAndLook, failure
         failures += 1
         logger.exception("turn for contact %s failed (attempt %d of %d)", conversation.contact_id, failures,
                          TURN_ATTEMPTS)
-        reply = await database_sync_to_async(_after_failure)(conversation, batch, opened.taken_at)
+        reply = await database_hop(_after_failure)(conversation, batch, opened.taken_at)
         if reply is not None:  # it failed after the reply was stored: answered
             await _tell("the reply", observer_for(conversation.channel).reply(conversation, reply))
         elif failures >= TURN_ATTEMPTS:
@@ -295,7 +295,7 @@ async def _apologise(conversation: Conversation) -> None:
     with translation.override(spoken):
         text = str(SORRY_TEXT)
     try:
-        notice = await database_sync_to_async(Message.objects.create)(
+        notice = await database_hop(Message.objects.create)(
             conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel, text=text,
             language=spoken, payload={"blocks": [], "turn_failed": True})
     except Exception:  # the database is gone too: nothing can be stored, so nothing is promised
@@ -331,7 +331,7 @@ async def answer_message(message_id: int) -> None:
     A message already taken by a turn, or in a conversation the bot does not run
     (handed off, ended), is left alone.
     """
-    message = await database_sync_to_async(
+    message = await database_hop(
         Message.objects.select_related("conversation__school", "conversation__contact")
         .filter(pk=message_id, role=Message.Role.USER).first
     )()

@@ -13,12 +13,12 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from adminpanel.scheduling import embedded  # noqa: E402
-from chatbot import language  # noqa: E402
 from chatbot.channels.web import ChatOriginValidator  # noqa: E402
 from chatbot.channels.worker import AGENT_CHANNEL, AgentWorker  # noqa: E402
 from chatbot.routing import websocket_urlpatterns  # noqa: E402
+from chatbot.warmup import warm_up  # noqa: E402
 
-language.warm_up()  # the language detector loads its models on first use: at start-up, not in a parent's turn
+warm_up()  # what the first turn would load (language detector, tool schemas, ...): at start-up, not in a turn
 
 application = ProtocolTypeRouter(
     {

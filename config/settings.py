@@ -111,10 +111,16 @@ else:
         "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=30.0),
     }
 DB_POOL_CHECK_IDLE_SECONDS = env.float("DB_POOL_CHECK_IDLE_SECONDS", default=5.0)
+# Threads a process runs its turns' database hops on (config/hops.py): while one waits for the database the
+# others go on. Each holds a pooled connection while it runs, so keep it below DB_POOL_MAX_SIZE.
+DB_HOP_THREADS = env.int("DB_HOP_THREADS", default=4)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, channel layer, Celery ------------------------------------------
 REDIS_URL = env.str("REDIS_URL", default="")
+# Connections of a process's asyncio Redis client (locks, active context, queues, rate limits). Callers wait
+# for a free one; opening a connection costs more than waiting for one (a burst of 500 parents opened 200).
+REDIS_MAX_CONNECTIONS = env.int("REDIS_MAX_CONNECTIONS", default=32)
 
 if REDIS_URL:
     CHANNEL_LAYERS = {

@@ -2,8 +2,8 @@
 
 Per cycle: prompt -> model -> one of three typed steps (`FinalAnswer`, `RunTools`,
 `GaveUp`), at most `LLM_MAX_CYCLES` cycles. The turn's database work is grouped
-into one `database_sync_to_async` hop per phase, because every hop waits for the
-process's one database thread:
+into one database hop (`config.hops`) per phase, because every hop waits for one
+of a few database threads and hands a pooled connection over:
 
 1. `prepare_turn` (the caller's first hop): the active task, the earlier messages,
    the prompt and the reply's row;
@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone, translation
@@ -38,6 +37,7 @@ from chatbot.agent.offline.lexicon import BOOKING_REF
 from chatbot.language import reply_language
 from chatbot.models import Conversation, Message, ReasoningStep
 from chatbot.text import without_nul
+from config.hops import database_hop
 
 StepCallback = Callable[[dict], Awaitable[None]]
 StepsCallback = Callable[[list[dict]], Awaitable[None]]  # a batch of steps, streamed as one frame
@@ -157,7 +157,7 @@ async def run_turn(conversation: Conversation, turn_messages: list[Message],
         for step in steps:
             await on_step(step)
 
-    turn = await database_sync_to_async(prepare_turn)(conversation, turn_messages)
+    turn = await database_hop(prepare_turn)(conversation, turn_messages)
     finished = await run_prepared(turn, on_steps if on_step else None)
     if on_step:
         await on_steps(finished.steps)
@@ -193,7 +193,7 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             # answer (below) or by the next cycle.
             if cycle > 1 and await memory.has_new_messages(school.pk, contact.pk):
                 turn.ctx.unread = True
-                turn.messages[0] = {"role": "system", "content": await database_sync_to_async(prompt.system_prompt)(
+                turn.messages[0] = {"role": "system", "content": await database_hop(prompt.system_prompt)(
                     school, contact, turn.ctx.active, turn.conversation.summary.replace("\n", " | "), 1)}
             answer = await model.complete(turn.messages, tools.schemas_for(turn.ctx))
             turn.count(answer)
@@ -212,7 +212,7 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
                 # Messages arrived while the model answered: take them in and answer everything together. On the
                 # last cycle they are left pending (the next turn answers them): taking them here would mark them
                 # processed without an answer.
-                late = await database_sync_to_async(tools.take_unread)(turn.ctx)
+                late = await database_hop(tools.take_unread)(turn.ctx)
                 if late:
                     turn.messages.extend({"role": "user", "content": m.text} for m in late)
                     pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(late)} more message(s) "
@@ -225,13 +225,13 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             pending.append(turn.step(0, ReasoningStep.Kind.OBSERVE, INTERRUPTED["message"], tool_name=call["name"],
                                      tool_call_id=call["id"], tool_result=INTERRUPTED))
         if calls:
-            await database_sync_to_async(hotpath.insert_many)(pending)
+            await database_hop(hotpath.insert_many)(pending)
     text = outcome.text if isinstance(outcome, FinalAnswer) else str(GIVE_UP_TEXT)
     latency_ms = int((time.perf_counter() - turn.started) * 1000)
     pending.append(turn.step(cycle, ReasoningStep.Kind.ANSWER, text,
                              model=turn.models_used[-1] if turn.models_used else "", latency_ms=latency_ms))
     _fill_reply(turn, text, latency_ms, gave_up=isinstance(outcome, GaveUp))
-    after = await database_sync_to_async(_finish)(turn, pending, after_finish)
+    after = await database_hop(_finish)(turn, pending, after_finish)
     return Finished(turn.reply, [step_payload(step) for step in pending], after)
 
 
@@ -263,7 +263,7 @@ def _observed(turn: Turn, cycle: int, calls: list[dict], results: list[tuple[dic
 
 async def _store_and_stream(steps: list[ReasoningStep], on_steps: StepsCallback | None) -> None:
     """Phase 2: a cycle's steps in one INSERT (after the tools' own writes), then streamed; `steps` is emptied."""
-    await database_sync_to_async(hotpath.insert_many)(steps)
+    await database_hop(hotpath.insert_many)(steps)
     stored, steps[:] = [step_payload(step) for step in steps], []
     if on_steps:
         await on_steps(stored)

@@ -16,7 +16,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_noop
@@ -32,6 +31,7 @@ from chatbot.agent import confirmation, memory
 from chatbot.agent.datetimes import parse_date, parse_time, time_of_day
 from chatbot.models import Conversation, Message
 from chatbot.text import without_nul
+from config.hops import database_hop
 from crm import services as crm
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 from crm.models import Contact
@@ -809,11 +809,12 @@ SITUATIONAL: dict[str, Callable[[ToolContext], bool]] = {
 
 def schemas_for(ctx: ToolContext) -> list[dict]:
     """The tool schemas for a model call in this turn: every tool but the SITUATIONAL ones that cannot apply."""
-    return [schema for schema in _all_schemas() if SITUATIONAL.get(schema["function"]["name"], lambda ctx: True)(ctx)]
+    return [schema for schema in all_schemas() if SITUATIONAL.get(schema["function"]["name"], lambda ctx: True)(ctx)]
 
 
-def _all_schemas() -> list[dict]:
-    """`TOOL_SCHEMAS`, built on first use: it needs langchain-core, which takes about a second to import."""
+def all_schemas() -> list[dict]:
+    """`TOOL_SCHEMAS`, built on first use: it needs langchain-core, which takes about a second to import
+    (a serving process builds them at start-up: `chatbot.warmup`)."""
     if "TOOL_SCHEMAS" not in globals():
         from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -823,7 +824,7 @@ def _all_schemas() -> list[dict]:
 
 def __getattr__(name: str):
     if name == "TOOL_SCHEMAS":
-        return _all_schemas()
+        return all_schemas()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -869,7 +870,7 @@ async def execute(name: str, raw_arguments: str | dict | None, ctx: ToolContext)
     current_context.set(ctx)
     try:
         result = await asyncio.wait_for(
-            database_sync_to_async(_run_tool, thread_sensitive=False)(name, arguments), TOOL_TIMEOUT_SECONDS
+            database_hop(_run_tool)(name, arguments), TOOL_TIMEOUT_SECONDS
         )
     except TimeoutError:
         result = _error(f"{name} took too long to answer. Please try again.")

@@ -8,11 +8,11 @@ server answers every turn after n seconds without any network. Nothing else diff
 
 import os
 
-from config.asgi import application
-
-if os.environ.get("BENCH_SLOW_MODEL") == "1":
+if os.environ.get("BENCH_SLOW_MODEL") == "1":  # before config.asgi, whose warm-up loads the model's client
     from chatbot.bench.models import register_slow
 
     register_slow()
+
+from config.asgi import application  # noqa: E402
 
 __all__ = ["application"]

@@ -23,7 +23,6 @@ import logging
 import time
 from typing import Any
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone, translation
@@ -36,6 +35,7 @@ from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options
 from chatbot.language import ENGLISH, reply_language
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import current_conversation, end_conversation, receive
+from config.hops import database_hop
 from config.logging import mask_phone
 from config.redis import get_redis
 from crm.external.http import ApiClient, ExternalError, call, make_client
@@ -250,7 +250,7 @@ class ChatwootObserver(TurnObserver):
     async def reply(self, conversation: Conversation, message: Message) -> None:
         from chatbot.tasks import deliver_chatwoot_message
 
-        await database_sync_to_async(queue_task)(deliver_chatwoot_message, message.pk)
+        await database_hop(queue_task)(deliver_chatwoot_message, message.pk)
 
     def handed_off(self, conversation: Conversation, notice: Message | None, *, reopen_platform: bool) -> None:
         from chatbot.tasks import chatwoot_hand_off
@@ -377,7 +377,7 @@ async def _inbound(payload: dict, conversation: dict, sender: dict, text: str, c
 
     if not text:
         return "ignored: empty message"
-    resolved = await database_sync_to_async(_resolve)(payload, conversation, sender)
+    resolved = await database_hop(_resolve)(payload, conversation, sender)
     if resolved is None:
         return "ignored: unknown inbox or contact"
     school, contact, ref = resolved
@@ -385,10 +385,10 @@ async def _inbound(payload: dict, conversation: dict, sender: dict, text: str, c
                              channel_message_id=channel_message_id, external_id=ref, run=False)
     if received.duplicate:
         return "duplicate"
-    bot_answers = await database_sync_to_async(handoff.route_inbound)(received.message, conversation.get("status"))
+    bot_answers = await database_hop(handoff.route_inbound)(received.message, conversation.get("status"))
     if not bot_answers:
         return "stored: the conversation is with staff"
-    first = await database_sync_to_async(
+    first = await database_hop(
         received.conversation.messages.filter(role=Message.Role.USER).exclude(pk=received.message.pk).exists)()
     extra = {}
     if not first:
@@ -428,7 +428,7 @@ async def _message_created(payload: dict) -> str:
         if sender.get("type") == "agent_bot":
             return "ignored: our own reply"
         if sender.get("type") == "user" and payload.get("id"):
-            return await database_sync_to_async(_staff_replied)(payload, conversation)
+            return await database_hop(_staff_replied)(payload, conversation)
         return "ignored: outgoing"
     if kind != "incoming":
         return f"ignored: {kind} message"
@@ -513,7 +513,7 @@ async def handle_event(payload: dict) -> str:
         return await _message_updated(payload)
     if event in ("conversation_status_changed", "conversation_updated", "conversation_opened",
                  "conversation_resolved"):
-        return await database_sync_to_async(_status_changed)(payload)
+        return await database_hop(_status_changed)(payload)
     if event == "webwidget_triggered":
-        return await database_sync_to_async(_greet)(payload)
+        return await database_hop(_greet)(payload)
     return f"ignored: event {event}"

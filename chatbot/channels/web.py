@@ -17,7 +17,6 @@ import secrets
 import time
 from urllib.parse import parse_qs, urlsplit
 
-from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from channels.layers import get_channel_layer
 from channels.security.websocket import AllowedHostsOriginValidator
@@ -35,6 +34,7 @@ from chatbot.channels.base import TurnObserver, register_observer
 from chatbot.channels.limits import client_address
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import answer_or_queue, receive
+from config.hops import database_hop
 from crm.models import Contact
 from crm.services import find_or_create_contact
 
@@ -253,7 +253,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             return
         slug = self.scope["url_route"]["kwargs"]["school_slug"]
         token = _query_param(self.scope, "visitor")
-        session = await database_sync_to_async(_open_session)(slug, token)
+        session = await database_hop(_open_session)(slug, token)
         if session is None:
             # Accept first: a close before the handshake becomes an HTTP 403 and the browser never sees the code.
             await self.accept()
@@ -267,7 +267,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         # Read the history only once in the group: a reply stored in between is then in the history or sent
         # live (the widget de-duplicates by id), never in neither.
-        history = await database_sync_to_async(_history)(conversation) if conversation else []
+        history = await database_hop(_history)(conversation) if conversation else []
         await self.accept()
         await self.send_json({"type": "session", "protocol": PROTOCOL_VERSION, "visitor_token": token,
                               "new_visitor": is_new, "conversation_id": conversation.pk if conversation else None,
@@ -331,7 +331,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
 
     async def _deliver(self, text: str, client_id: str) -> None:
         if self.contact is None:  # the visitor's first message: now the contact exists
-            self.contact = await database_sync_to_async(_contact_for)(self.school, self.visitor, text)
+            self.contact = await database_hop(_contact_for)(self.school, self.visitor, text)
         channel_message_id = f"{self.contact.pk}:{client_id}" if client_id else ""
         received = await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
                                  channel_message_id=channel_message_id, run=False)

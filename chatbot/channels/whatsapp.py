@@ -20,7 +20,6 @@ import hmac
 import logging
 from dataclasses import dataclass
 
-from channels.db import database_sync_to_async
 from django.conf import settings
 from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
@@ -32,6 +31,7 @@ from chatbot.channels.outbound import Sender, choice_options, queue_task, reply_
 from chatbot.language import ENGLISH
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import receive
+from config.hops import database_hop
 from config.logging import mask_phone
 from crm.external.http import ApiClient, call, make_client
 from crm.identity import InvalidContactDetail, normalise_phone
@@ -180,7 +180,7 @@ class WhatsAppObserver(TurnObserver):
     async def reply(self, conversation: Conversation, message: Message) -> None:
         from chatbot.tasks import deliver_whatsapp_message
 
-        await database_sync_to_async(queue_task)(deliver_whatsapp_message, message.pk)
+        await database_hop(queue_task)(deliver_whatsapp_message, message.pk)
 
     def handed_off(self, conversation: Conversation, notice: Message | None, *, reopen_platform: bool) -> None:
         from chatbot.tasks import deliver_whatsapp_message
@@ -215,13 +215,13 @@ async def handle_payload(payload: dict) -> list[str]:
 
     results = []
     for inbound in parse(payload):
-        school = await database_sync_to_async(_school_for)(inbound.phone_number_id)
+        school = await database_hop(_school_for)(inbound.phone_number_id)
         if school is None:
             logger.warning("WhatsApp message for phone number id %s, which no school has: ignored",
                            inbound.phone_number_id)
             results.append("ignored: unknown phone number id")
             continue
-        contact = await database_sync_to_async(_contact_for)(school, inbound)
+        contact = await database_hop(_contact_for)(school, inbound)
         if contact is None or not inbound.text:
             results.append("ignored")
             continue
@@ -231,7 +231,7 @@ async def handle_payload(payload: dict) -> list[str]:
         if received.duplicate:
             results.append("duplicate")
             continue
-        if not await database_sync_to_async(handoff.route_inbound)(received.message):
+        if not await database_hop(handoff.route_inbound)(received.message):
             results.append("stored: the conversation is with staff")
             continue
         await dispatch(received.message.pk)

@@ -31,7 +31,6 @@ from concurrent.futures import Future
 
 from asgiref.sync import async_to_sync
 from channels.consumer import AsyncConsumer
-from channels.db import database_sync_to_async
 from channels.exceptions import ChannelFull
 from channels.layers import DEFAULT_CHANNEL_LAYER, channel_layers, get_channel_layer
 from channels.worker import Worker
@@ -45,6 +44,7 @@ from chatbot import handoff
 from chatbot.agent import memory
 from chatbot.models import Channel, Conversation, Message, ReasoningStep
 from chatbot.services import answer_message
+from config.hops import database_hop
 from config.redis import get_redis
 from crm.external.tasks import record_failure
 from crm.models import FailedTask
@@ -82,7 +82,7 @@ async def _answer_when_the_database_answers(event: dict, message_id: int) -> boo
     for attempt in itertools.count():
         try:
             if event.get("session_start"):
-                await database_sync_to_async(_session_start)(message_id, event["session_start"])
+                await database_hop(_session_start)(message_id, event["session_start"])
             await answer_message(message_id)
             return True
         except DATABASE_DOWN as exc:
@@ -111,10 +111,10 @@ async def run_turn_event(event: dict) -> None:
                 return
         except Exception:
             logger.exception("agent turn for message %s failed", message_id)
-            await database_sync_to_async(handoff.record_turn_failure)(message_id)
-            await database_sync_to_async(handoff.hand_off_after_failures)(message_id)
+            await database_hop(handoff.record_turn_failure)(message_id)
+            await database_hop(handoff.hand_off_after_failures)(message_id)
             return
-        await database_sync_to_async(handoff.hand_off_after_failures)(message_id)
+        await database_hop(handoff.hand_off_after_failures)(message_id)
     finally:
         _in_flight -= 1
 

@@ -13,11 +13,11 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from functools import cache
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Model
 
 from bookings.models import School, TourBooking, TourSlot, WaitlistEntry
-from chatbot.models import Conversation, Message
+from chatbot.models import Conversation, Message, ReasoningStep
 from crm.models import Child, Contact
 
 FACT_HINTS = ("has_upcoming_tours", "has_children", "has_waitlist_entries")
@@ -112,13 +112,12 @@ def insert_many(objs: Sequence[Model]) -> None:
         cursor.execute(_insert_sql(type(objs[0]), len(objs), False), values)
 
 
-def update(obj: Model, field_names: Sequence[str]) -> None:
-    """UPDATE the named fields of a stored instance (like `save(update_fields=...)`, without signals)."""
+def _update_sql(obj: Model, field_names: Sequence[str]) -> tuple[str, list]:
+    """UPDATE of the named fields of a stored instance (like `save(update_fields=...)`, without signals)."""
     fields = [obj._meta.get_field(name) for name in field_names]
     assignments = ", ".join(f"{_q(f.column)} = %s" for f in fields)
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {_table(type(obj))} SET {assignments} "
-                       f"WHERE {_q(obj._meta.pk.column)} = %s", [*_db_values(obj, fields, False), obj.pk])
+    return (f"UPDATE {_table(type(obj))} SET {assignments} WHERE {_q(obj._meta.pk.column)} = %s",
+            [*_db_values(obj, fields, False), obj.pk])
 
 
 def _when(value: dt.datetime) -> object:
@@ -236,12 +235,85 @@ def earlier_messages(conversation: Conversation, before_ids: set[int]) -> list[M
         return [row[0] for row in _instances(cursor.fetchall(), Message)]
 
 
-def add_turn_totals(conversation_id: int, tokens: int, cost: Decimal, at: dt.datetime,
-                    outcome: str | None = None) -> None:
-    """A finished turn's tokens and cost added to the conversation's totals, its activity, and its outcome."""
+# --- a turn's writes: its reply, reasoning steps and the conversation's totals ------------------
+# The reply's row is written with the first steps that need it (a tool cycle's, or the answer's): a turn stores
+# each phase in one statement on PostgreSQL, where the reply's INSERT (or UPDATE) is a data-modifying CTE whose
+# id the steps' INSERT reads. Each such statement commits on its own: no BEGIN / COMMIT round trips.
+REPLY_ANSWER_FIELDS = ("text", "language", "payload", "model", "latency_ms", "prompt_tokens", "completion_tokens",
+                       "cost", "created_at")
+
+
+@cache
+def _steps_insert_sql(rows: int) -> str:
+    """INSERT of `rows` reasoning steps whose message is the row of the CTE `reply`."""
+    fields = _insert_fields(ReasoningStep)
+    row = "(" + ", ".join("(SELECT id FROM reply)" if f.name == "message" else "%s" for f in fields) + ")"
+    return (f"INSERT INTO {_table(ReasoningStep)} ({', '.join(_q(f.column) for f in fields)}) "
+            f"VALUES {', '.join([row] * rows)}")
+
+
+def _steps_values(steps: Sequence[ReasoningStep]) -> list:
+    fields = [f for f in _insert_fields(ReasoningStep) if f.name != "message"]
+    return [value for step in steps for value in _db_values(step, fields, True)]
+
+
+def _reply_sql(reply: Message) -> tuple[str, list]:
+    """The reply's INSERT (a new one, whole) or the UPDATE of its answer (stored by a tool cycle), RETURNING id."""
+    if reply.pk is None:
+        return _insert_sql(Message, 1, True), _db_values(reply, _insert_fields(Message), True)
+    sql, params = _update_sql(reply, REPLY_ANSWER_FIELDS)
+    return f"{sql} RETURNING {_q(Message._meta.pk.column)}", params
+
+
+def _totals_sql(conversation_id: int, tokens: int, cost: Decimal, at: dt.datetime,
+                outcome: str | None) -> tuple[str, list]:
     sql = (f"UPDATE {_table(Conversation)} SET total_tokens = total_tokens + %s, "
            "total_cost = total_cost + %s, last_message_at = %s" + (", outcome = %s" if outcome is not None else "")
            + " WHERE id = %s")
     params = [tokens, connection.ops.adapt_decimalfield_value(cost, 12, 6), _when(at)]
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params + ([outcome] if outcome is not None else []) + [conversation_id])
+    return sql, params + ([outcome] if outcome is not None else []) + [conversation_id]
+
+
+def _write_reply_and_steps(reply: Message, steps: Sequence[ReasoningStep], also: tuple[str, list] | None) -> None:
+    """The reply's row, then the steps (and the `also` UPDATE): one statement on PostgreSQL, else in order."""
+    reply_sql, params = _reply_sql(reply)
+    if connection.vendor == "postgresql":
+        ctes = f"reply AS ({reply_sql})" + (f", also AS ({also[0]})" if also else "")
+        with connection.cursor() as cursor:
+            cursor.execute(f"WITH {ctes} {_steps_insert_sql(len(steps))} "
+                           f"RETURNING {_q(ReasoningStep._meta.get_field('message').column)}",
+                           params + (also[1] if also else []) + _steps_values(steps))
+            reply_id = cursor.fetchone()[0]
+    else:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(reply_sql, params)
+            reply_id = cursor.fetchone()[0]
+            for step in steps:
+                step.message_id = reply_id
+            insert_many(steps)
+            if also:
+                cursor.execute(*also)
+    if reply.pk is None:
+        _stored(reply, reply_id)
+    for step in steps:
+        step.message = reply
+
+
+def store_steps(reply: Message, steps: Sequence[ReasoningStep]) -> None:
+    """A tool cycle's reasoning steps, and the reply's row first if no earlier cycle stored it (the steps are
+    its steps). The reply is then stored, still without its answer."""
+    if reply.pk is not None:
+        for step in steps:
+            step.message_id = reply.pk
+        insert_many(steps)
+        return
+    _write_reply_and_steps(reply, steps, None)
+
+
+def finish_turn(reply: Message, steps: Sequence[ReasoningStep], conversation_id: int, at: dt.datetime,
+                outcome: str | None = None) -> None:
+    """A turn's last writes: the reply with its answer (inserted whole, or its answer set on the row a tool cycle
+    stored), its last steps (at least the answer's), and the conversation's totals (the reply's tokens and cost),
+    activity and `outcome`. One statement on PostgreSQL; one transaction on SQLite."""
+    totals = _totals_sql(conversation_id, reply.prompt_tokens + reply.completion_tokens, reply.cost, at, outcome)
+    _write_reply_and_steps(reply, steps, totals)

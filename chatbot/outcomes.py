@@ -56,6 +56,11 @@ def after_turn(current: str, observations: list[tuple[str, dict]]) -> str:
     return fold(current, (of_call(name, result) for name, result in observations))
 
 
+def settles(observations: list[tuple[str, dict]]) -> bool:
+    """Whether any of a turn's calls leaves an outcome (then `settle_turn` reads the conversation, locked)."""
+    return any(of_call(name, result) for name, result in observations)
+
+
 def settle_turn(conversation_pk: int, observations: list[tuple[str, dict]]) -> str | None:
     """Inside the transaction that stores a turn's reply: the conversation's outcome once the turn has ended;
     None when none of the turn's calls leaves an outcome (a lookup, a failure): nothing to read or change.
@@ -63,7 +68,7 @@ def settle_turn(conversation_pk: int, observations: list[tuple[str, dict]]) -> s
     Read from the stored conversation, not the turn's copy: staff may have taken it over while the turn ran,
     and then it stays handed off whatever the turn did.
     """
-    if not any(of_call(name, result) for name, result in observations):
+    if not settles(observations):
         return None
     status, current = (Conversation.objects.select_for_update().filter(pk=conversation_pk)
                        .values_list("status", "outcome").get())

@@ -44,11 +44,12 @@ class Received:
     conversation: Conversation
 
 
-def current_conversation(school: School, contact: Contact, channel: str, external_id: str = "") -> Conversation:
+def current_conversation(school: School, contact: Contact, channel: str, external_id: str = "",
+                         new_contact: bool = False) -> Conversation:
     """The contact's open conversation on this channel (read with its school and contact), or a new one after
-    the idle timeout."""
+    the idle timeout; always a new one for a contact created just now (`new_contact`: nothing to read)."""
     idle_since = timezone.now() - dt.timedelta(seconds=settings.ACTIVE_CONTEXT_TTL_SECONDS)
-    conversation = hotpath.open_conversation(school.pk, contact.pk, channel, external_id)
+    conversation = None if new_contact else hotpath.open_conversation(school.pk, contact.pk, channel, external_id)
     if conversation and (conversation.last_message_at is None or conversation.last_message_at >= idle_since
                          or conversation.status == Conversation.Status.HANDED_OFF):
         return conversation
@@ -81,19 +82,20 @@ def store_outbound(conversation: Conversation, text: str, **fields) -> Message:
     return message
 
 
-def _receive_sync(school, contact, channel, text, channel_message_id, external_id) -> Received:
-    conversation = current_conversation(school, contact, channel, external_id)
+def _receive_sync(school, contact, channel, text, channel_message_id, external_id, new_contact) -> Received:
+    conversation = current_conversation(school, contact, channel, external_id, new_contact)
     message, created = store_inbound(conversation, text, channel_message_id)
     return Received(message, not created, conversation)
 
 
 async def receive(
     *, school: School, contact: Contact, channel: str, text: str, channel_message_id: str = "",
-    external_id: str = "", run: bool = True,
+    external_id: str = "", run: bool = True, new_contact: bool = False,
 ) -> Received:
-    """Store an inbound message and (unless `run` is False) answer everything pending for the contact."""
-    received = await database_hop(_receive_sync)(school, contact, channel, text, channel_message_id,
-                                                           external_id)
+    """Store an inbound message and (unless `run` is False) answer everything pending for the contact.
+    `new_contact`: the contact was created just now, so it has no conversation to look up."""
+    received = await database_hop(_receive_sync)(school, contact, channel, text, channel_message_id, external_id,
+                                                 new_contact)
     if run and not received.duplicate:
         await answer_or_queue(received)
     return received

@@ -5,12 +5,14 @@ Per cycle: prompt -> model -> one of three typed steps (`FinalAnswer`, `RunTools
 into one database hop (`config.hops`) per phase, because every hop waits for one
 of a few database threads and hands a pooled connection over:
 
-1. `prepare_turn` (the caller's first hop): the active task, the earlier messages,
-   the prompt and the reply's row;
-2. per tool cycle, after the tools ran (each in a thread of its own, concurrently):
-   the cycle's reasoning steps in one `bulk_create`, then streamed together;
+1. `prepare_turn` (the caller's first hop): the active task, the earlier messages
+   and the prompt (the reply's row is written with its first steps);
+2. per tool cycle, after the tools ran (each on a database thread, concurrently):
+   the cycle's reasoning steps (the first cycle's with the reply's row) in one
+   statement, then streamed together;
 3. `_finish`: the answer step, the reply and the conversation's totals in one
-   transaction, then the active task, then the caller's `after_finish` (e.g. the
+   statement (`chatbot.hotpath.finish_turn`; a transaction when the turn settles an
+   outcome), then the active task, then the caller's `after_finish` (e.g. the
    session lock's release), in the same hop. The steps stored here are returned
    for the caller to deliver with the reply.
 
@@ -19,6 +21,7 @@ never dangles. A turn that gives up says so in the reply's payload (`gave_up`).
 """
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -134,8 +137,8 @@ def _prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> T
                             has_tours=hints.get("has_upcoming_tours", True)
                             or any(BOOKING_REF.search(m.text) for m in turn_messages))  # a reference quoted
     messages = prompt.build_messages(conversation, active, turn_messages, earlier=earlier)
-    reply = hotpath.insert(Message(conversation=conversation, role=Message.Role.ASSISTANT,
-                                   channel=conversation.channel, reply_to=turn_messages[-1] if turn_messages else None))
+    reply = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel,
+                    reply_to=turn_messages[-1] if turn_messages else None)  # stored with its first steps
     return Turn(conversation, turn_messages, reply, ctx, messages)
 
 
@@ -206,7 +209,7 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
                 results = await asyncio.gather(*[_timed_execute(call, turn.ctx) for call in calls])
                 pending += _observed(turn, cycle, calls, results)
                 calls = []
-                await _store_and_stream(pending, on_steps)
+                await _store_and_stream(turn, pending, on_steps)
                 continue
             if cycle < settings.LLM_MAX_CYCLES and await memory.has_new_messages(school.pk, contact.pk):
                 # Messages arrived while the model answered: take them in and answer everything together. On the
@@ -225,7 +228,7 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             pending.append(turn.step(0, ReasoningStep.Kind.OBSERVE, INTERRUPTED["message"], tool_name=call["name"],
                                      tool_call_id=call["id"], tool_result=INTERRUPTED))
         if calls:
-            await database_hop(hotpath.insert_many)(pending)
+            await database_hop(hotpath.store_steps)(turn.reply, pending)
     text = outcome.text if isinstance(outcome, FinalAnswer) else str(GIVE_UP_TEXT)
     latency_ms = int((time.perf_counter() - turn.started) * 1000)
     pending.append(turn.step(cycle, ReasoningStep.Kind.ANSWER, text,
@@ -261,9 +264,10 @@ def _observed(turn: Turn, cycle: int, calls: list[dict], results: list[tuple[dic
     return steps
 
 
-async def _store_and_stream(steps: list[ReasoningStep], on_steps: StepsCallback | None) -> None:
-    """Phase 2: a cycle's steps in one INSERT (after the tools' own writes), then streamed; `steps` is emptied."""
-    await database_hop(hotpath.insert_many)(steps)
+async def _store_and_stream(turn: Turn, steps: list[ReasoningStep], on_steps: StepsCallback | None) -> None:
+    """Phase 2: a cycle's steps in one statement (after the tools' own writes; the first cycle's also inserts the
+    reply's row), then streamed; `steps` is emptied."""
+    await database_hop(hotpath.store_steps)(turn.reply, steps)
     stored, steps[:] = [step_payload(step) for step in steps], []
     if on_steps:
         await on_steps(stored)
@@ -290,13 +294,10 @@ def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: Callable[[], A
     """
     reply = turn.reply
     reply.created_at = timezone.now()
-    with transaction.atomic():
-        hotpath.insert_many(steps)
-        hotpath.update(reply, ["text", "language", "payload", "model", "latency_ms", "prompt_tokens",
-                               "completion_tokens", "cost", "created_at"])
+    # Most turns settle no outcome: then the writes are one statement (PostgreSQL), with no transaction around.
+    with transaction.atomic() if outcomes.settles(turn.observations) else contextlib.nullcontext():
         outcome = outcomes.settle_turn(turn.conversation.pk, turn.observations)
-        hotpath.add_turn_totals(turn.conversation.pk, reply.prompt_tokens + reply.completion_tokens, reply.cost,
-                                timezone.now(), outcome)
+        hotpath.finish_turn(reply, steps, turn.conversation.pk, timezone.now(), outcome)
     turn.ctx.active.save()
     return after_finish() if after_finish else None
 

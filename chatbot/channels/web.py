@@ -36,7 +36,7 @@ from chatbot.models import Channel, Conversation, Message
 from chatbot.services import answer_or_queue, receive
 from config.hops import database_hop
 from crm.models import Contact
-from crm.services import find_or_create_contact
+from crm.services import create_web_visitor_contact, find_or_create_contact
 
 logger = logging.getLogger(__name__)
 
@@ -226,10 +226,12 @@ def _open_session(slug: str, token: str | None):
     return school, visitor, token, is_new, conversation, spoken
 
 
-def _contact_for(school: School, visitor: str, first_text: str) -> Contact:
+def _contact_for(school: School, visitor: str, first_text: str, new_visitor: bool) -> Contact:
     """The visitor's contact; a new one keeps the language of its first message (no second write for it)."""
-    return find_or_create_contact(school=school, web_visitor_id=visitor,
-                                  language=language.detect(first_text, language.ENGLISH))
+    spoken = language.detect(first_text, language.ENGLISH)
+    if new_visitor:
+        return create_web_visitor_contact(school=school, web_visitor_id=visitor, language=spoken)
+    return find_or_create_contact(school=school, web_visitor_id=visitor, language=spoken)
 
 
 def _history(conversation: Conversation) -> list[dict]:
@@ -242,6 +244,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.tasks: set[asyncio.Task] = set()
         self.contact: Contact | None = None
+        self.new_visitor = False  # a visitor id minted at this handshake: no contact has it yet
         self.address = client_address(self.scope)
         if not await limits.allow_handshake(self.address):
             # Refused before any database work: a flood of handshakes costs the server one Redis call each.
@@ -259,7 +262,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             await self.accept()
             await self.close(code=CLOSE_UNKNOWN_SCHOOL)
             return
-        self.school, self.visitor, token, is_new, conversation, spoken = session
+        self.school, self.visitor, token, self.new_visitor, conversation, spoken = session
         self.spoken = spoken or language.ENGLISH  # the widget's language: its errors are said in it
         self.group = visitor_group(self.school.pk, self.visitor)
         self.loop = asyncio.get_running_loop()
@@ -270,7 +273,8 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         history = await database_hop(_history)(conversation) if conversation else []
         await self.accept()
         await self.send_json({"type": "session", "protocol": PROTOCOL_VERSION, "visitor_token": token,
-                              "new_visitor": is_new, "conversation_id": conversation.pk if conversation else None,
+                              "new_visitor": self.new_visitor,
+                              "conversation_id": conversation.pk if conversation else None,
                               "school": {"slug": self.school.slug, "name": self.school.name},
                               "max_message_chars": settings.CHAT_MAX_MESSAGE_CHARS, "history": history,
                               **(language_fields(spoken) if spoken else {})})
@@ -330,11 +334,12 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         task.add_done_callback(self.tasks.discard)
 
     async def _deliver(self, text: str, client_id: str) -> None:
+        new_contact = self.contact is None and self.new_visitor
         if self.contact is None:  # the visitor's first message: now the contact exists
-            self.contact = await database_hop(_contact_for)(self.school, self.visitor, text)
+            self.contact = await database_hop(_contact_for)(self.school, self.visitor, text, self.new_visitor)
         channel_message_id = f"{self.contact.pk}:{client_id}" if client_id else ""
         received = await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
-                                 channel_message_id=channel_message_id, run=False)
+                                 channel_message_id=channel_message_id, run=False, new_contact=new_contact)
         if received.message is not None:
             await self.send_json({"type": "ack", "client_id": client_id, "message_id": received.message.pk,
                                   "duplicate": received.duplicate})

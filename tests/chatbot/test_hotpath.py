@@ -1,6 +1,7 @@
 """The turn's hand-written statements (chatbot.hotpath) agree with the models and the selectors they stand in for."""
 
 import datetime as dt
+from decimal import Decimal
 
 import pytest
 from django.utils import timezone
@@ -131,23 +132,54 @@ def test_the_earlier_messages_are_the_answered_ones_not_summarised_and_not_this_
     assert [m.pk for m in earlier] == [asked.pk, answer.pk]
 
 
-def test_a_turns_steps_and_totals_are_written_as_the_orm_would():
-    conversation = ConversationFactory()
-    reply = hotpath.insert(Message(conversation=conversation, role=Message.Role.ASSISTANT,
-                                   channel=conversation.channel))
-    steps = [ReasoningStep(message=reply, cycle=1, position=i, kind=ReasoningStep.Kind.OBSERVE, tool_name="t",
-                           tool_result={"status": "ok", "n": i}, created_at=timezone.now()) for i in range(3)]
-    hotpath.insert_many(steps)
-    reply.text, reply.prompt_tokens = "Here you are.", 12
-    hotpath.update(reply, ["text", "prompt_tokens"])
-    hotpath.add_turn_totals(conversation.pk, 20, reply.cost + 1, timezone.now(), Conversation.Outcome.BOOKED)
+def _steps(reply: Message, cycle: int, count: int) -> list[ReasoningStep]:
+    return [ReasoningStep(message=reply, cycle=cycle, position=10 * cycle + i, kind=ReasoningStep.Kind.OBSERVE,
+                          tool_name="t", tool_result={"status": "ok", "n": i}, created_at=timezone.now())
+            for i in range(count)]
 
+
+def _answer(reply: Message) -> None:
+    reply.text, reply.prompt_tokens, reply.completion_tokens = "Here you are.", 12, 8
+    reply.cost, reply.language, reply.payload = Decimal("0.5"), "en", {"blocks": []}
+
+
+def test_a_turn_without_tools_writes_its_reply_steps_and_totals_at_the_end():
+    conversation = ConversationFactory(total_tokens=5)
+    asked = _message(conversation, 1, processed_at=timezone.now())
+    reply = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel,
+                    reply_to=asked)
+    _answer(reply)
+
+    hotpath.finish_turn(reply, _steps(reply, 1, 2), conversation.pk, timezone.now(), Conversation.Outcome.BOOKED)
+
+    stored = Message.objects.get(pk=reply.pk)
+    assert (stored.text, stored.prompt_tokens, stored.completion_tokens, stored.cost, stored.reply_to_id,
+            stored.payload) == ("Here you are.", 12, 8, Decimal("0.5"), asked.pk, {"blocks": []})
     assert [s.tool_result for s in ReasoningStep.objects.filter(message=reply).order_by("position")] == [
-        {"status": "ok", "n": i} for i in range(3)]
-    assert Message.objects.filter(pk=reply.pk).values_list("text", "prompt_tokens").get() == ("Here you are.", 12)
+        {"status": "ok", "n": i} for i in range(2)]
     conversation.refresh_from_db()
     assert (conversation.total_tokens, conversation.total_cost, conversation.outcome) == (
-        20, 1, Conversation.Outcome.BOOKED)
+        25, Decimal("0.5"), Conversation.Outcome.BOOKED)
+
+
+def test_a_tool_cycle_stores_the_reply_row_with_its_steps_and_the_end_fills_it_in():
+    conversation = ConversationFactory()
+    reply = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel)
+
+    hotpath.store_steps(reply, _steps(reply, 1, 3))  # the first cycle: the reply's row comes first
+    first_id = reply.pk
+    hotpath.store_steps(reply, _steps(reply, 2, 1))  # a later cycle: the same row
+    assert Message.objects.get(pk=first_id).text == ""  # stored, not answered yet
+    _answer(reply)
+    hotpath.finish_turn(reply, _steps(reply, 3, 1), conversation.pk, timezone.now())
+
+    assert reply.pk == first_id
+    assert Message.objects.filter(conversation=conversation, role=Message.Role.ASSISTANT).count() == 1
+    assert Message.objects.get(pk=reply.pk).text == "Here you are."
+    assert list(ReasoningStep.objects.filter(message=reply).order_by("position").values_list("cycle", flat=True)) == [
+        1, 1, 1, 2, 3]
+    conversation.refresh_from_db()
+    assert (conversation.total_tokens, conversation.outcome) == (20, "")
 
 
 def test_the_open_conversation_comes_with_its_school_and_contact():

@@ -82,7 +82,10 @@ def store_outbound(conversation: Conversation, text: str, **fields) -> Message:
     return message
 
 
-def _receive_sync(school, contact, channel, text, channel_message_id, external_id, new_contact) -> Received:
+def store_received(school: School, contact: Contact, channel: str, text: str, channel_message_id: str = "",
+                   external_id: str = "", new_contact: bool = False) -> Received:
+    """`receive()`'s database part: the message stored in the contact's current conversation. `new_contact`:
+    the contact was created just now, so it has no conversation to look up."""
     conversation = current_conversation(school, contact, channel, external_id, new_contact)
     message, created = store_inbound(conversation, text, channel_message_id)
     return Received(message, not created, conversation)
@@ -90,12 +93,10 @@ def _receive_sync(school, contact, channel, text, channel_message_id, external_i
 
 async def receive(
     *, school: School, contact: Contact, channel: str, text: str, channel_message_id: str = "",
-    external_id: str = "", run: bool = True, new_contact: bool = False,
+    external_id: str = "", run: bool = True,
 ) -> Received:
-    """Store an inbound message and (unless `run` is False) answer everything pending for the contact.
-    `new_contact`: the contact was created just now, so it has no conversation to look up."""
-    received = await database_hop(_receive_sync)(school, contact, channel, text, channel_message_id, external_id,
-                                                 new_contact)
+    """Store an inbound message and (unless `run` is False) answer everything pending for the contact."""
+    received = await database_hop(store_received)(school, contact, channel, text, channel_message_id, external_id)
     if run and not received.duplicate:
         await answer_or_queue(received)
     return received
@@ -138,17 +139,19 @@ class Opened:
     error: Exception | None = None
 
 
-def _open_turn(contact_id: int, known: Conversation | None = None) -> Opened | None:
+def _open_turn(contact_id: int, known: Conversation | None = None, context: str | None = None) -> Opened | None:
     """A turn's first database hop: the claim, and everything the turn reads first. `known` is the batch's
-    conversation if the caller read it just now (with its school and contact), so it is not read again."""
+    conversation if the caller read it just now (with its school and contact), so it is not read again;
+    `context` the active context's JSON, read with the session lock."""
     batch, taken_at = _claim(contact_id)
     if not batch:
         return None
     conversation = known if known is not None and known.pk == batch[0].conversation_id else (
         Conversation.objects.select_related("school", "contact").get(pk=batch[0].conversation_id))
     conversation.contact.fact_hints = batch[0].fact_hints
+    active = memory.ActiveContext.from_json(conversation.school_id, contact_id, context)
     try:
-        return Opened(conversation, batch, taken_at, loop.prepare_turn(conversation, batch))
+        return Opened(conversation, batch, taken_at, loop.prepare_turn(conversation, batch, active))
     except Exception as exc:  # the caller gives the batch back, on a fresh connection
         return Opened(conversation, batch, taken_at, error=exc)
 
@@ -201,13 +204,14 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
     burst = settings.CHAT_BURST_WINDOW_SECONDS
     while True:
         lock = memory.session_lock(school_id, contact_id)
-        if not await _acquire(lock):
+        taken, context = await _acquire(lock, school_id, contact_id)
+        if not taken:
             return False
         release = _ReleaseAndLook(lock, contact_id)
         try:
             await asyncio.sleep(burst)  # let a burst of fragments land (before the first batch only)
             burst = 0
-            opened = await database_hop(_open_turn)(contact_id, conversation)
+            opened = await database_hop(_open_turn)(contact_id, conversation, context)
             conversation = None
             if opened is not None:
                 failures = await _answer_or_give_back(opened, release, failures)
@@ -240,15 +244,16 @@ async def _answer_or_give_back(opened: Opened, release: _ReleaseAndLook, failure
     return failures
 
 
-async def _acquire(lock) -> bool:
-    """Take the session lock (one Redis command); True if taken. With Redis unreachable the turn runs without
-    it (see `_claim`). The lock stays in Redis rather than PostgreSQL: a session advisory lock would pin a
-    pooled connection for the whole turn, model call included, and a transaction's lock ends at its commit."""
+async def _acquire(lock, school_id: int, contact_id: int) -> tuple[bool, str | None]:
+    """Take the session lock and read the active context (one Redis round trip); (taken, the context's JSON).
+    With Redis unreachable the turn runs without either (see `_claim`). The lock stays in Redis rather than
+    PostgreSQL: a session advisory lock would pin a pooled connection for the whole turn, model call included,
+    and a transaction's lock ends at its commit."""
     try:
-        return await lock.acquire()
+        return await memory.take_session(lock, school_id, contact_id)
     except RedisError as exc:
         logger.warning("Redis unreachable (%s): answering without the session lock", exc)
-        return True
+        return True, None
 
 
 async def _release(lock) -> None:

@@ -2,7 +2,8 @@
 
 Each of these is loaded on first use, and each takes from a tenth of a second to seconds: paid inside a
 turn, the first parents of every new process waited for it, and a burst of parents on a fresh process
-queued behind it (the tool schemas alone held one web process's thread for about a second and a half).
+queued behind it (the tool schemas alone held one web process's thread for about a second and a half; the
+tokenizer, five).
 Management commands do not call this, so they still start in about a second (tests/test_startup.py).
 """
 
@@ -12,7 +13,7 @@ import time
 from django.conf import settings
 
 from chatbot import language
-from chatbot.agent import model, tools
+from chatbot.agent import model, prompt, tools
 from chatbot.agent.offline import when
 
 logger = logging.getLogger(__name__)
@@ -20,12 +21,13 @@ logger = logging.getLogger(__name__)
 
 def warm_up() -> None:
     """Load the language detector, the tool schemas (langchain-core), the offline policy's date reader
-    (dateparser; the fallback of every model) and the configured model's client (litellm for a hosted one)."""
+    (dateparser; the fallback of every model), the tokenizer that bounds a prompt's history (litellm's, with
+    its encoding: about 5 s, paid by the first turn of a conversation with history) and the configured model."""
     started = time.perf_counter()
     language.warm_up()
     tools.all_schemas()
     when.warm_up()
-    if model.local_model(settings.LLM_MODEL) is None:
-        model.litellm_module()
-    logger.info("warm-up: language detector, tool schemas, date reader and model client loaded in %.1f s",
+    prompt.count_tokens([{"role": "user", "content": "warming up"}])
+    model.local_model(settings.LLM_MODEL)
+    logger.info("warm-up: language detector, tool schemas, date reader, tokenizer and model loaded in %.1f s",
                 time.perf_counter() - started)

@@ -119,15 +119,18 @@ def step_payload(step: ReasoningStep) -> dict:
             "latency_ms": step.latency_ms, "model": step.model, "timestamp": step.created_at.isoformat()}
 
 
-def prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> Turn:
-    """Phase 1, synchronous (run inside the caller's hop): read the context and store the reply's row."""
+def prepare_turn(conversation: Conversation, turn_messages: list[Message],
+                 active: memory.ActiveContext | None = None) -> Turn:
+    """Phase 1, synchronous (run inside the caller's hop): read the context (the active task too, unless the
+    caller read it with the session lock) and build the prompt."""
     with translation.override(reply_language(conversation.school, conversation.contact)):
-        return _prepare_turn(conversation, turn_messages)
+        return _prepare_turn(conversation, turn_messages, active)
 
 
-def _prepare_turn(conversation: Conversation, turn_messages: list[Message]) -> Turn:
+def _prepare_turn(conversation: Conversation, turn_messages: list[Message],
+                  active: memory.ActiveContext | None) -> Turn:
     school, contact = conversation.school, conversation.contact
-    active = memory.ActiveContext.load(school.pk, contact.pk)
+    active = active or memory.ActiveContext.load(school.pk, contact.pk)
     turn_ids = {m.pk for m in turn_messages}
     earlier = hotpath.earlier_messages(conversation, turn_ids)
     hints = dict(contact.__dict__.get("fact_hints") or {})  # read before the prompt uses (and drops) them

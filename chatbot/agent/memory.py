@@ -16,6 +16,7 @@ warning. Only `session_lock` raises; `chatbot.services` decides what then.
 import contextlib
 import json
 import logging
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,7 +78,8 @@ class ActiveContext:
                            "read_back": self.read_back, "full_slot": self.full_slot})
 
     @classmethod
-    def _from_json(cls, school_id: int, contact_id: int, raw: str | None) -> "ActiveContext":
+    def from_json(cls, school_id: int, contact_id: int, raw: str | None) -> "ActiveContext":
+        """The task from its stored JSON (None: an empty task, starting now)."""
         data = json.loads(raw) if raw else {}
         return cls(school_id, contact_id, data.get("task_type", ""), data.get("collected", {}),
                    data.get("slots_shown", []), data.get("last_booking_id", ""),
@@ -90,7 +92,7 @@ class ActiveContext:
         raw = None
         with _without_redis("reading the active context"):
             raw = get_redis().get(context_key(school_id, contact_id))
-        return cls._from_json(school_id, contact_id, raw)
+        return cls.from_json(school_id, contact_id, raw)
 
     def save(self) -> None:
         """Write the task (and renew its TTL); a second save of what this object just wrote sends nothing."""
@@ -125,6 +127,21 @@ def session_lock(school_id: int, contact_id: int):
         lock_key(school_id, contact_id), timeout=settings.SESSION_LOCK_TTL_SECONDS, blocking=False,
         thread_local=False,
     )
+
+
+async def take_session(lock, school_id: int, contact_id: int) -> tuple[bool, str | None]:
+    """Take a `session_lock` and read the active context in one round trip (a pipeline): (taken, the context's
+    JSON, or None when there is none). The context read is only used when the lock was taken: then no other turn
+    of the contact can change it. Raises RedisError like `lock.acquire()`."""
+    token = uuid.uuid4().hex
+    async with get_async_redis().pipeline(transaction=False) as pipe:
+        pipe.set(lock.name, token, nx=True, px=int(settings.SESSION_LOCK_TTL_SECONDS * 1000))
+        pipe.get(context_key(school_id, contact_id))
+        taken, raw = await pipe.execute()
+    if not taken:
+        return False, None
+    lock.local.token = token.encode()
+    return True, raw
 
 
 def release_in_thread(lock) -> None:

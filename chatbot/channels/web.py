@@ -33,7 +33,7 @@ from chatbot.channels import limits
 from chatbot.channels.base import TurnObserver, register_observer
 from chatbot.channels.limits import client_address
 from chatbot.models import Channel, Conversation, Message
-from chatbot.services import answer_or_queue, receive
+from chatbot.services import Received, answer_or_queue, receive, store_received
 from config.hops import database_hop
 from crm.models import Contact
 from crm.services import create_web_visitor_contact, find_or_create_contact
@@ -226,12 +226,21 @@ def _open_session(slug: str, token: str | None):
     return school, visitor, token, is_new, conversation, spoken
 
 
-def _contact_for(school: School, visitor: str, first_text: str, new_visitor: bool) -> Contact:
-    """The visitor's contact; a new one keeps the language of its first message (no second write for it)."""
-    spoken = language.detect(first_text, language.ENGLISH)
+def _message_id(contact: Contact, client_id: str) -> str:
+    """The channel message id of a frame: the widget's own id, per contact (a resent frame is stored once)."""
+    return f"{contact.pk}:{client_id}" if client_id else ""
+
+
+def _store_first(school: School, visitor: str, text: str, client_id: str, new_visitor: bool) -> Received:
+    """The socket's first message, in one database hop: the visitor's contact (a new one keeps the language of
+    this message: no second write for it), then the message."""
+    spoken = language.detect(text, language.ENGLISH)
     if new_visitor:
-        return create_web_visitor_contact(school=school, web_visitor_id=visitor, language=spoken)
-    return find_or_create_contact(school=school, web_visitor_id=visitor, language=spoken)
+        contact = create_web_visitor_contact(school=school, web_visitor_id=visitor, language=spoken)
+    else:
+        contact = find_or_create_contact(school=school, web_visitor_id=visitor, language=spoken)
+    return store_received(school, contact, Channel.WEB, text, _message_id(contact, client_id),
+                          new_contact=new_visitor)
 
 
 def _history(conversation: Conversation) -> list[dict]:
@@ -245,6 +254,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         self.tasks: set[asyncio.Task] = set()
         self.contact: Contact | None = None
         self.new_visitor = False  # a visitor id minted at this handshake: no contact has it yet
+        self.first_message = asyncio.Lock()
         self.address = client_address(self.scope)
         if not await limits.allow_handshake(self.address):
             # Refused before any database work: a flood of handshakes costs the server one Redis call each.
@@ -334,12 +344,15 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         task.add_done_callback(self.tasks.discard)
 
     async def _deliver(self, text: str, client_id: str) -> None:
-        new_contact = self.contact is None and self.new_visitor
-        if self.contact is None:  # the visitor's first message: now the contact exists
-            self.contact = await database_hop(_contact_for)(self.school, self.visitor, text, self.new_visitor)
-        channel_message_id = f"{self.contact.pk}:{client_id}" if client_id else ""
-        received = await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
-                                 channel_message_id=channel_message_id, run=False, new_contact=new_contact)
+        received = None
+        async with self.first_message:  # messages sent at once: the first creates the contact, the others wait
+            if self.contact is None:
+                received = await database_hop(_store_first)(self.school, self.visitor, text, client_id,
+                                                            self.new_visitor)
+                self.contact = received.conversation.contact
+        if received is None:
+            received = await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
+                                     channel_message_id=_message_id(self.contact, client_id), run=False)
         if received.message is not None:
             await self.send_json({"type": "ack", "client_id": client_id, "message_id": received.message.pk,
                                   "duplicate": received.duplicate})

@@ -301,6 +301,23 @@ async def test_resent_client_id_is_acknowledged_as_duplicate_and_not_answered_ag
     await comm.disconnect()
 
 
+async def test_a_new_visitors_first_messages_sent_at_once_share_one_contact_and_conversation(school, scripted):
+    """The first message creates the visitor's contact without looking it up (the id was minted at the
+    handshake); messages sent before it is stored wait for it rather than creating a second one."""
+    comm, session = await open_chat(school.slug)
+    for i in range(3):
+        await send_message(comm, f"part {i}", f"burst-{i}")
+    frames = await frames_until(comm, lambda frame, frames: sum(f["type"] == "ack" for f in frames) == 3)
+    await settled({"school": school})
+
+    assert sorted(f["client_id"] for f in frames if f["type"] == "ack") == ["burst-0", "burst-1", "burst-2"]
+    counts = await _db(lambda: (Contact.objects.filter(school=school).count(),
+                                Conversation.objects.filter(school=school).count(),
+                                Message.objects.filter(conversation__school=school, role="user").count()))
+    assert counts == (1, 1, 3)
+    await comm.disconnect()
+
+
 async def test_empty_and_oversize_messages_get_an_error_and_the_socket_stays_open(school, scripted):
     comm, session = await open_chat(school.slug)
     for text, code in (("", "empty"), ("   \n ", "empty"), (42, "empty"),

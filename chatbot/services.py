@@ -55,7 +55,10 @@ def current_conversation(school: School, contact: Contact, channel: str, externa
         return conversation
     if conversation:
         end_conversation(conversation)
-    return hotpath.insert(Conversation(school=school, contact=contact, channel=channel, external_id=external_id))
+    conversation = hotpath.insert(Conversation(school=school, contact=contact, channel=channel,
+                                               external_id=external_id))
+    conversation.started_now = True
+    return conversation
 
 
 def store_inbound(conversation: Conversation, text: str, channel_message_id: str = "") -> tuple[Message, bool]:
@@ -88,6 +91,8 @@ def store_received(school: School, contact: Contact, channel: str, text: str, ch
     the contact was created just now, so it has no conversation to look up."""
     conversation = current_conversation(school, contact, channel, external_id, new_contact)
     message, created = store_inbound(conversation, text, channel_message_id)
+    if conversation.__dict__.pop("started_now", False) and created:
+        conversation.first_message_id = message.pk  # its turn has no history to read (chatbot.agent.loop)
     return Received(message, not created, conversation)
 
 
@@ -173,16 +178,17 @@ def _after_failure(conversation: Conversation, batch: list[Message], taken_at: d
 
 
 class _ReleaseAndLook:
-    """The end of a turn's last database hop: release the session lock, then look for messages that came in
-    meanwhile (a message whose own turn found the lock taken is stored before that, so it is seen here)."""
+    """The end of a turn's last database hop: save the active task and release the session lock (one Redis
+    round trip), then look for messages that came in meanwhile (a message whose own turn found the lock taken
+    is stored before that, so it is seen here)."""
 
     def __init__(self, lock, contact_id: int) -> None:
         self.lock, self.contact_id = lock, contact_id
         self.done = False
         self.pending = True  # until looked: go round once more
 
-    def __call__(self) -> None:
-        memory.release_in_thread(self.lock)
+    def __call__(self, active: memory.ActiveContext) -> None:
+        memory.save_and_release(active, self.lock)
         self.done = True
         self.pending = hotpath.has_unanswered(self.contact_id)
 
@@ -274,7 +280,8 @@ async def _tell(what: str, call: Awaitable) -> None:
         logger.warning("could not send %s to the parent's channel (%s: %s)", what, type(exc).__name__, exc)
 
 
-async def _answer(conversation: Conversation, turn: loop.Turn, after_finish: Callable[[], None]) -> Message:
+async def _answer(conversation: Conversation, turn: loop.Turn,
+                  after_finish: Callable[[memory.ActiveContext], None]) -> Message:
     observer = observer_for(conversation.channel)
     await _tell("typing", observer.typing(conversation, True))
     try:

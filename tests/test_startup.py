@@ -46,3 +46,10 @@ def test_the_probe_would_see_a_heavy_import():
     """The same probe reports litellm once something imports it: the check above can fail."""
     probe = PROBE.replace("import chatbot.services", "import litellm, chatbot.services")
     assert "litellm" in heavy_modules_loaded(probe)
+
+
+def test_a_serving_process_loads_them_at_start_up():
+    """`chatbot.warmup` (config/asgi.py) loads what the first turn would: not in a parent's turn."""
+    probe = PROBE.replace("import chatbot.services",
+                          "from chatbot.warmup import warm_up; warm_up()\nimport chatbot.services")
+    assert {"litellm", "langchain_core", "tiktoken"} <= set(heavy_modules_loaded(probe))

@@ -12,7 +12,7 @@ of a few database threads and hands a pooled connection over:
    statement, then streamed together;
 3. `_finish`: the answer step, the reply and the conversation's totals in one
    statement (`chatbot.hotpath.finish_turn`; a transaction when the turn settles an
-   outcome), then the active task, then the caller's `after_finish` (e.g. the
+   outcome), then the caller's `after_finish` (e.g. the active task saved with the
    session lock's release), in the same hop. The steps stored here are returned
    for the caller to deliver with the reply.
 
@@ -44,6 +44,8 @@ from config.hops import database_hop
 
 StepCallback = Callable[[dict], Awaitable[None]]
 StepsCallback = Callable[[list[dict]], Awaitable[None]]  # a batch of steps, streamed as one frame
+# The caller's last step inside the turn's last database hop, given the active task to save (e.g. with the lock).
+AfterFinish = Callable[[memory.ActiveContext], Any]
 
 GIVE_UP_TEXT = gettext_lazy(
     "I'm sorry, I couldn't finish that just now. Could you tell me once more what you'd like? "
@@ -129,10 +131,14 @@ def prepare_turn(conversation: Conversation, turn_messages: list[Message],
 
 def _prepare_turn(conversation: Conversation, turn_messages: list[Message],
                   active: memory.ActiveContext | None) -> Turn:
+    """A conversation the caller started with a message of this batch (`first_message_id`, set by
+    `chatbot.services.store_received`) has no earlier messages to read: every claim takes all of a conversation's
+    unanswered messages, so nothing in it was answered while its first message was not."""
     school, contact = conversation.school, conversation.contact
     active = active or memory.ActiveContext.load(school.pk, contact.pk)
     turn_ids = {m.pk for m in turn_messages}
-    earlier = hotpath.earlier_messages(conversation, turn_ids)
+    earlier = [] if conversation.__dict__.get("first_message_id") in turn_ids else (
+        hotpath.earlier_messages(conversation, turn_ids))
     hints = dict(contact.__dict__.get("fact_hints") or {})  # read before the prompt uses (and drops) them
     ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
                             history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids,
@@ -180,14 +186,14 @@ class Finished:
 
 
 async def run_prepared(turn: Turn, on_steps: StepsCallback | None = None,
-                       after_finish: Callable[[], Any] | None = None) -> Finished:
+                       after_finish: AfterFinish | None = None) -> Finished:
     """Phases 2 and 3 of a prepared turn, in the parent's language; each tool cycle's steps go to `on_steps`
     once stored."""
     with translation.override(reply_language(turn.conversation.school, turn.conversation.contact)):
         return await _run_prepared(turn, on_steps, after_finish)
 
 
-async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish: Callable[[], Any] | None) -> Finished:
+async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish: AfterFinish | None) -> Finished:
     school, contact = turn.conversation.school, turn.conversation.contact
     pending: list[ReasoningStep] = []  # steps of the cycle not stored yet (stored by the next phase)
     outcome: FinalAnswer | GaveUp = GaveUp(f"no answer within {settings.LLM_MAX_CYCLES} cycles")
@@ -288,7 +294,7 @@ def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool) -> Non
     reply.cost = Decimal(str(round(turn.usage["cost"], 6)))
 
 
-def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: Callable[[], Any] | None) -> Any:
+def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: AfterFinish | None) -> Any:
     """Phase 3: the last steps, the reply and the conversation's totals in one transaction, then the active task.
 
     The reply is stamped when it is complete, so it sorts after every message it answers, including those
@@ -301,8 +307,10 @@ def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: Callable[[], A
     with transaction.atomic() if outcomes.settles(turn.observations) else contextlib.nullcontext():
         outcome = outcomes.settle_turn(turn.conversation.pk, turn.observations)
         hotpath.finish_turn(reply, steps, turn.conversation.pk, timezone.now(), outcome)
+    if after_finish:  # it saves the active task (with its own Redis work, in one round trip)
+        return after_finish(turn.ctx.active)
     turn.ctx.active.save()
-    return after_finish() if after_finish else None
+    return None
 
 
 async def _timed_execute(call: dict, ctx: tools.ToolContext) -> tuple[dict, int]:

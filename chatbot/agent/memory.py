@@ -23,8 +23,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
-from redis.exceptions import LockError, RedisError
-from redis.lock import Lock
+from redis.exceptions import RedisError
 
 from config.redis import get_async_redis, get_redis
 
@@ -94,14 +93,15 @@ class ActiveContext:
             raw = get_redis().get(context_key(school_id, contact_id))
         return cls.from_json(school_id, contact_id, raw)
 
-    def save(self) -> None:
-        """Write the task (and renew its TTL); a second save of what this object just wrote sends nothing."""
+    def save(self, client=None) -> None:
+        """Write the task (and renew its TTL); a second save of what this object just wrote sends nothing.
+        `client`: a pipeline to queue the write on (its caller executes it), instead of sending it now."""
         data = self._to_json()
         if data == self._saved:
             return
         with _without_redis("saving the active context"):
-            get_redis().set(context_key(self.school_id, self.contact_id), data,
-                            ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+            (client or get_redis()).set(context_key(self.school_id, self.contact_id), data,
+                                        ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
             self._saved = data
 
     def delete(self) -> None:
@@ -121,7 +121,7 @@ def _without_redis(doing: str) -> Iterator[None]:
 def session_lock(school_id: int, contact_id: int):
     """A non-blocking Redis lock (token-checked release and extend, via redis-py's Lock).
 
-    Its token is not thread-local, so the turn's last database hop can release it (`release_in_thread`).
+    Its token is not thread-local, so the turn's last database hop can release it (`save_and_release`).
     """
     return get_async_redis().lock(
         lock_key(school_id, contact_id), timeout=settings.SESSION_LOCK_TTL_SECONDS, blocking=False,
@@ -144,20 +144,29 @@ async def take_session(lock, school_id: int, contact_id: int) -> tuple[bool, str
     return True, raw
 
 
-def release_in_thread(lock) -> None:
-    """Release a `session_lock` from synchronous code, with the same token check; a lock already gone
-    (expired, or lost with a Redis restart) or Redis unreachable is only logged."""
+# redis-py's Lock.release script (delete the key only if it still holds our token), sent with EVAL so that it
+# can share a pipeline: a registered script in a pipeline costs a SCRIPT EXISTS round trip first.
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+
+
+def save_and_release(active: ActiveContext, lock) -> None:
+    """The turn's end, from synchronous code: its active task saved and its `session_lock` released (with the
+    token check) in one Redis round trip. A lock already gone (expired, or lost with a Redis restart) or Redis
+    unreachable is only logged: the task is then not saved, and the lock expires on its own."""
     token, lock.local.token = lock.local.token, None
-    if token is None:  # never taken (Redis was unreachable)
-        return
-    same = Lock(get_redis(), lock.name, timeout=settings.SESSION_LOCK_TTL_SECONDS, thread_local=False)
-    same.local.token = token
     try:
-        same.release()
-    except LockError:
-        logger.warning("session lock %s was already gone", lock.name)
+        with get_redis().pipeline(transaction=False) as pipe:
+            active.save(pipe)
+            if token is not None:  # None: never taken (Redis was unreachable)
+                pipe.eval(_RELEASE, 1, lock.name, token)
+            released = pipe.execute()[-1] if len(pipe) else 1
     except RedisError as exc:
-        logger.warning("Redis unreachable while releasing %s (%s); it expires on its own", lock.name, exc)
+        active._saved = ""
+        logger.warning("Redis unreachable while saving the active context and releasing %s (%s); the lock "
+                       "expires on its own", lock.name, exc)
+        return
+    if not released:
+        logger.warning("session lock %s was already gone", lock.name)
 
 
 async def enqueue(school_id: int, contact_id: int, message_id: int, text: str) -> None:

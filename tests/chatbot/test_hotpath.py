@@ -191,3 +191,23 @@ def test_the_open_conversation_comes_with_its_school_and_contact():
     assert found.pk == conversation.pk
     assert (found.school.name, found.contact.name) == (conversation.school.name, conversation.contact.name)
     assert hotpath.open_conversation(conversation.school_id, conversation.contact_id, Channel.WEB, "9:9") is None
+
+
+def test_the_first_turn_of_a_conversation_it_started_reads_no_history(monkeypatch):
+    """The caller's message opened the conversation: nothing in it can have been answered, so the turn does not
+    read earlier messages; the next turn of the same conversation does."""
+    from chatbot.services import _open_turn, store_received
+
+    contact = ContactFactory()
+    reads = []
+    original = hotpath.earlier_messages
+    monkeypatch.setattr(hotpath, "earlier_messages", lambda *args: reads.append(args) or original(*args))
+
+    first = store_received(contact.school, contact, Channel.WEB, "hello", new_contact=True)
+    opened = _open_turn(contact.pk, first.conversation)
+    assert [m.pk for m in opened.batch] == [first.message.pk] and reads == []
+
+    second = store_received(contact.school, contact, Channel.WEB, "are you there?")
+    assert second.conversation.pk == first.conversation.pk
+    _open_turn(contact.pk, second.conversation)
+    assert len(reads) == 1

@@ -1,0 +1,41 @@
+"""Database hops (config/hops.py) run on a pool of threads: one waiting turn does not hold up another."""
+
+import asyncio
+import threading
+
+from asgiref.sync import async_to_sync
+from django.test import override_settings
+
+from config import hops
+
+
+def test_two_hops_run_at_the_same_time():
+    """Each hop waits until the other has started: on a single database thread (Channels' thread-sensitive
+    default) the first would wait alone and the barrier would break."""
+    both = threading.Barrier(2, timeout=5)
+
+    def meet() -> str:
+        both.wait()
+        return threading.current_thread().name
+
+    async def run_two() -> list[str]:
+        return await asyncio.gather(hops.database_hop(meet)(), hops.database_hop(meet)())
+
+    names = async_to_sync(run_two)()
+
+    assert len(set(names)) == 2 and all(name.startswith("db-hop") for name in names)
+
+
+@override_settings(DB_HOP_THREADS=1)
+def test_the_pool_has_db_hop_threads_threads(monkeypatch):
+    monkeypatch.setattr(hops, "_executor", None)
+    seen = set()
+
+    async def run_three() -> None:
+        await asyncio.gather(*(hops.database_hop(lambda: seen.add(threading.current_thread().name))()
+                               for _ in range(3)))
+
+    async_to_sync(run_three)()
+
+    assert len(seen) == 1
+    monkeypatch.setattr(hops, "_executor", None)  # the next test builds the usual pool again

@@ -16,7 +16,7 @@ How a message's language is decided, in order:
 
 import json
 import re
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from django.conf import settings
@@ -63,6 +63,7 @@ def _sentence_words(text: str) -> list[str]:
     return [w for i, w in enumerate(words) if i == 0 or not w[:1].isupper() or w.isupper()]
 
 
+@lru_cache(maxsize=256)  # a message is detected where its contact is made and again where it is stored
 def detect(text: str, previous: str = "") -> str:
     """The language of one message (a code of CODES), or `previous` when the message does not tell."""
     if HAN.search(text):

@@ -25,6 +25,7 @@ from chatbot.agent import loop, memory
 from chatbot.channels.base import observer_for
 from chatbot.models import Conversation, FaqEntry, Message
 from chatbot.text import without_nul
+from config import rows
 from config.hops import database_hop
 from config.transactions import savepoint_if_nested
 from crm.models import Contact
@@ -55,7 +56,7 @@ def current_conversation(school: School, contact: Contact, channel: str, externa
         return conversation
     if conversation:
         end_conversation(conversation)
-    conversation = hotpath.insert(Conversation(school=school, contact=contact, channel=channel,
+    conversation = rows.insert(Conversation(school=school, contact=contact, channel=channel,
                                                external_id=external_id))
     conversation.started_now = True
     return conversation

@@ -12,6 +12,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from config import rows
 from config.transactions import savepoint_if_nested
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
 
@@ -19,7 +20,7 @@ from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
 def create_web_visitor_contact(*, school, web_visitor_id: str, language: str = "") -> Contact:
     """The contact of a web visitor whose id was minted at this socket's handshake: nobody can have it yet, so
     there is nothing to look up (`find_or_create_contact` would read first)."""
-    return Contact.objects.create(school=school, web_visitor_id=web_visitor_id, language=language)
+    return rows.insert(Contact(school=school, web_visitor_id=web_visitor_id, language=language))
 
 
 def find_or_create_contact(

@@ -17,10 +17,15 @@ from config.transactions import savepoint_if_nested
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
 
 
-def create_web_visitor_contact(*, school, web_visitor_id: str, language: str = "") -> Contact:
-    """The contact of a web visitor whose id was minted at this socket's handshake: nobody can have it yet, so
-    there is nothing to look up (`find_or_create_contact` would read first)."""
-    return rows.insert(Contact(school=school, web_visitor_id=web_visitor_id, language=language))
+def create_web_visitor_contact(*, school, web_visitor_id: str, language: str = "") -> Contact | None:
+    """The contact of a web visitor whose id was minted at this socket's handshake, in one INSERT with no look-up
+    first (`find_or_create_contact` reads first); None if another socket of the visitor (another tab, given the
+    token this socket's session sent) created it first."""
+    try:
+        with savepoint_if_nested():
+            return rows.insert(Contact(school=school, web_visitor_id=web_visitor_id, language=language))
+    except IntegrityError:
+        return None
 
 
 def find_or_create_contact(

@@ -318,6 +318,26 @@ async def test_a_new_visitors_first_messages_sent_at_once_share_one_contact_and_
     await comm.disconnect()
 
 
+async def test_the_visitors_other_socket_may_create_the_contact_first(school, scripted):
+    """The socket whose handshake minted the token creates the contact without a look-up, unless a second
+    socket of the visitor (another tab, given the token) sent first: then it finds that contact."""
+    first, session = await open_chat(school.slug)
+    second, _ = await open_chat(school.slug, session["visitor_token"])
+    await send_message(second, "from the second tab", "tab-2")
+    await frames_until(second, lambda frame, frames: frame["type"] == "ack")
+    await send_message(first, "from the first tab", "tab-1")
+    acks = await frames_until(first, lambda frame, frames: frame["type"] == "ack" and frame["client_id"] == "tab-1")
+    await settled({"school": school})
+
+    assert acks[-1]["duplicate"] is False
+    counts = await _db(lambda: (Contact.objects.filter(school=school).count(),
+                                Conversation.objects.filter(school=school).count(),
+                                Message.objects.filter(conversation__school=school, role="user").count()))
+    assert counts == (1, 1, 2)
+    await first.disconnect()
+    await second.disconnect()
+
+
 async def test_empty_and_oversize_messages_get_an_error_and_the_socket_stays_open(school, scripted):
     comm, session = await open_chat(school.slug)
     for text, code in (("", "empty"), ("   \n ", "empty"), (42, "empty"),

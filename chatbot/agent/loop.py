@@ -133,7 +133,9 @@ def _prepare_turn(conversation: Conversation, turn_messages: list[Message],
                   active: memory.ActiveContext | None) -> Turn:
     """A conversation the caller started with a message of this batch (`first_message_id`, set by
     `chatbot.services.store_received`) has no earlier messages to read: every claim takes all of a conversation's
-    unanswered messages, so nothing in it was answered while its first message was not."""
+    unanswered messages, so nothing in it was answered while its first message was not. (Another tab of the
+    visitor could write into it in the same instant; its message is in this batch too, unless that tab's turn
+    ran from start to finish between this message being stored and this turn's lock: longer than a model call.)"""
     school, contact = conversation.school, conversation.contact
     active = active or memory.ActiveContext.load(school.pk, contact.pk)
     turn_ids = {m.pk for m in turn_messages}

@@ -182,7 +182,7 @@ def _totals_sql(conversation_id: int, tokens: int, cost: Decimal, at: dt.datetim
     sql = (f"UPDATE {table(Conversation)} SET total_tokens = total_tokens + %s, "
            "total_cost = total_cost + %s, last_message_at = %s" + (", outcome = %s" if outcome is not None else "")
            + " WHERE id = %s")
-    params = [tokens, connection.ops.adapt_decimalfield_value(cost, 12, 6), when(at)]
+    params = [tokens, Conversation._meta.get_field("total_cost").get_db_prep_save(cost, connection), when(at)]
     return sql, params + ([outcome] if outcome is not None else []) + [conversation_id]
 
 
@@ -196,30 +196,25 @@ def _write_reply_and_steps(reply: Message, steps: Sequence[ReasoningStep], also:
                            f"RETURNING {quote(ReasoningStep._meta.get_field('message').column)}",
                            params + (also[1] if also else []) + _steps_values(steps))
             reply_id = cursor.fetchone()[0]
-    else:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(reply_sql, params)
-            reply_id = cursor.fetchone()[0]
-            for step in steps:
-                step.message_id = reply_id
-            insert_many(steps)
-            if also:
-                cursor.execute(*also)
-    if reply.pk is None:
-        stored(reply, reply_id)
-    for step in steps:
-        step.message = reply
+        if reply.pk is None:
+            stored(reply, reply_id)
+        return
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(reply_sql, params)
+        if reply.pk is None:
+            stored(reply, cursor.fetchone()[0])
+        insert_many(steps)  # their message is the reply, stored now
+        if also:
+            cursor.execute(*also)
 
 
 def store_steps(reply: Message, steps: Sequence[ReasoningStep]) -> None:
     """A tool cycle's reasoning steps, and the reply's row first if no earlier cycle stored it (the steps are
     its steps). The reply is then stored, still without its answer."""
-    if reply.pk is not None:
-        for step in steps:
-            step.message_id = reply.pk
+    if reply.pk is None:
+        _write_reply_and_steps(reply, steps, None)
+    else:
         insert_many(steps)
-        return
-    _write_reply_and_steps(reply, steps, None)
 
 
 def finish_turn(reply: Message, steps: Sequence[ReasoningStep], conversation_id: int, at: dt.datetime,

@@ -10,7 +10,7 @@ because the database's `processed_at` is the truth about what was answered.
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -281,8 +281,7 @@ async def _tell(what: str, call: Awaitable) -> None:
         logger.warning("could not send %s to the parent's channel (%s: %s)", what, type(exc).__name__, exc)
 
 
-async def _answer(conversation: Conversation, turn: loop.Turn,
-                  after_finish: Callable[[memory.ActiveContext], None]) -> Message:
+async def _answer(conversation: Conversation, turn: loop.Turn, after_finish: loop.AfterFinish) -> Message:
     observer = observer_for(conversation.channel)
     await _tell("typing", observer.typing(conversation, True))
     try:

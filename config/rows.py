@@ -85,10 +85,17 @@ def stored(obj: Model, pk: int) -> Model:
     return obj
 
 
+def _new_values(obj: Model) -> list:
+    """The INSERT values of a new instance, as `save()` takes them: a foreign key set to an instance stored
+    since (a reply saved after its steps were made) is read from it, and an unsaved one is refused."""
+    obj._prepare_related_fields_for_save(operation_name="insert")
+    return db_values(obj, insert_fields(type(obj)), True)
+
+
 def insert(obj: Model) -> Model:
     """INSERT one new instance (auto_now_add and defaults applied as `save()` would); sets its primary key."""
     with connection.cursor() as cursor:
-        cursor.execute(insert_sql(type(obj), 1, True), db_values(obj, insert_fields(type(obj)), True))
+        cursor.execute(insert_sql(type(obj), 1, True), _new_values(obj))
         return stored(obj, cursor.fetchone()[0])
 
 
@@ -96,8 +103,7 @@ def insert_many(objs: Sequence[Model]) -> None:
     """INSERT new instances of one model in one statement (their primary keys are not read back)."""
     if not objs:
         return
-    fields = insert_fields(type(objs[0]))
-    values = [value for obj in objs for value in db_values(obj, fields, True)]
+    values = [value for obj in objs for value in _new_values(obj)]
     with connection.cursor() as cursor:
         cursor.execute(insert_sql(type(objs[0]), len(objs), False), values)
 

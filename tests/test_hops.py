@@ -38,4 +38,3 @@ def test_the_pool_has_db_hop_threads_threads(monkeypatch):
     async_to_sync(run_three)()
 
     assert len(seen) == 1
-    monkeypatch.setattr(hops, "_executor", None)  # the next test builds the usual pool again

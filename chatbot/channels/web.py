@@ -235,8 +235,9 @@ def _store_first(school: School, visitor: str, text: str, client_id: str, new_vi
     """The socket's first message, in one database hop: the visitor's contact (a new one keeps the language of
     this message: no second write for it), then the message."""
     spoken = language.detect(text, language.ENGLISH)
-    contact = create_web_visitor_contact(school=school, web_visitor_id=visitor, language=spoken) if new_visitor \
-        else None
+    contact = None
+    if new_visitor:
+        contact = create_web_visitor_contact(school=school, web_visitor_id=visitor, language=spoken)
     new_contact = contact is not None
     if contact is None:  # a returning visitor, or another of this visitor's sockets was first
         contact = find_or_create_contact(school=school, web_visitor_id=visitor, language=spoken)

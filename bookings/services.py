@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_noop
 
-from bookings import signals
+from bookings import selectors, signals
 from bookings.models import (
     WEEKDAY_NAMES,
     BookingChild,
@@ -163,17 +163,7 @@ def available_slots(
     end = min(end, last_day)
     if start > end:
         return []
-    closed_days = set(
-        SchoolClosure.objects.filter(school=school, date__range=(start, end)).values_list("date", flat=True)
-    )
-    taken = {
-        starts_at: (capacity, seats_taken + seats_held)
-        for starts_at, capacity, seats_taken, seats_held in TourSlot.objects.filter(
-            school=school, kind=TourSlot.Kind.TOUR,
-            starts_at__gte=dt.datetime.combine(start, dt.time.min, school.tz),
-            starts_at__lt=dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, school.tz),
-        ).values_list("starts_at", "capacity", "seats_taken", "seats_held")
-    }
+    taken, closed_days = selectors.seats_gone_and_closures(school, start, end)
     times = [t for t in tour_times(school) if _matches_preference(t, preferred_times)]
     slots = []
     day = start

@@ -20,6 +20,7 @@ from chatbot.models import Conversation, Message, ReasoningStep
 from config.rows import (
     columns,
     db_values,
+    hot_cursor,
     insert,
     insert_fields,
     insert_many,
@@ -45,7 +46,7 @@ def open_conversation(school_id: int, contact_id: int, channel: str, external_id
            "WHERE c.school_id = %s AND c.contact_id = %s AND c.channel = %s AND c.status IN (%s, %s)"
            + (" AND c.external_id = %s" if external_id else "") + " ORDER BY c.started_at DESC LIMIT 1")
     params = [school_id, contact_id, channel, Conversation.Status.ACTIVE, Conversation.Status.HANDED_OFF]
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params + ([external_id] if external_id else []))
         rows = instances(cursor.fetchall(), Conversation, School, Contact)
     if not rows:
@@ -60,14 +61,14 @@ def store_message(message: Message) -> Message:
     one statement, one commit on PostgreSQL; two on SQLite, which has no INSERT inside WITH."""
     if connection.vendor != "postgresql":
         insert(message)
-        with connection.cursor() as cursor:
+        with hot_cursor() as cursor:
             cursor.execute(f"UPDATE {table(Conversation)} SET last_message_at = %s WHERE id = %s",
                            [when(message.created_at), message.conversation_id])
         return message
     sql = (f"WITH stored AS ({insert_sql(Message, 1, False)} RETURNING id, created_at) "
            f"UPDATE {table(Conversation)} SET last_message_at = stored.created_at FROM stored "
            f"WHERE {table(Conversation)}.id = %s RETURNING stored.id")
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, [*db_values(message, insert_fields(Message), True), message.conversation_id])
         return stored(message, cursor.fetchone()[0])
 
@@ -110,7 +111,7 @@ def claim_batch(contact_id: int, now: dt.datetime) -> list[Message]:
     params = [at, Message.Role.USER, *_unanswered_params(contact_id),
               contact_id, TourBooking.Status.SCHEDULED, at, contact_id,
               contact_id, WaitlistEntry.Status.WAITING, WaitlistEntry.Status.OFFERED, at]
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql, params)
         rows = instances(cursor.fetchall(), Message)
     batch = []
@@ -121,7 +122,7 @@ def claim_batch(contact_id: int, now: dt.datetime) -> list[Message]:
 
 
 def has_unanswered(contact_id: int) -> bool:
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(f"SELECT 1 FROM {table(Message)} m WHERE {_unanswered('m')} LIMIT 1",
                        _unanswered_params(contact_id))
         return cursor.fetchone() is not None
@@ -142,7 +143,7 @@ def earlier_messages(conversation: Conversation, before_ids: set[int]) -> list[M
     if conversation.summary_until:
         sql += " AND m.created_at > %s"
         params.append(when(conversation.summary_until))
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(sql + " ORDER BY m.created_at, m.id", params)
         return [row[0] for row in instances(cursor.fetchall(), Message)]
 
@@ -191,7 +192,7 @@ def _write_reply_and_steps(reply: Message, steps: Sequence[ReasoningStep], also:
     reply_sql, params = _reply_sql(reply)
     if connection.vendor == "postgresql":
         ctes = f"reply AS ({reply_sql})" + (f", also AS ({also[0]})" if also else "")
-        with connection.cursor() as cursor:
+        with hot_cursor() as cursor:
             cursor.execute(f"WITH {ctes} {_steps_insert_sql(len(steps))} "
                            f"RETURNING {quote(ReasoningStep._meta.get_field('message').column)}",
                            params + (also[1] if also else []) + _steps_values(steps))
@@ -199,7 +200,7 @@ def _write_reply_and_steps(reply: Message, steps: Sequence[ReasoningStep], also:
         if reply.pk is None:
             stored(reply, reply_id)
         return
-    with transaction.atomic(), connection.cursor() as cursor:
+    with transaction.atomic(), hot_cursor() as cursor:
         cursor.execute(reply_sql, params)
         if reply.pk is None:
             stored(reply, cursor.fetchone()[0])

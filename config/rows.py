@@ -14,6 +14,12 @@ from django.db import connection
 from django.db.models import Model
 
 
+def hot_cursor():
+    """A cursor for the hot path's statements: prepared once per pooled connection on PostgreSQL
+    (`config.postgresql`), Django's own elsewhere."""
+    return connection.prepared_cursor() if connection.vendor == "postgresql" else connection.cursor()
+
+
 def quote(name: str) -> str:
     return connection.ops.quote_name(name)
 
@@ -40,6 +46,20 @@ def _reader(model: type[Model]) -> tuple[list[str], list[tuple[int, list, object
         if convs:
             converters.append((position, convs, col))
     return [field.attname for field in model._meta.concrete_fields], converters
+
+
+@cache
+def _field_converters(field) -> tuple[list, object]:
+    col = field.get_col(field.model._meta.db_table)
+    return connection.ops.get_db_converters(col) + field.get_db_converters(connection), col
+
+
+def from_db(field, value: object) -> object:
+    """A column's raw value as the field reads it (what the ORM's converters make of it on this backend)."""
+    converters, col = _field_converters(field)
+    for converter in converters:
+        value = converter(value, col, connection)
+    return value
 
 
 def instances(rows: Iterable[Sequence], *models: type[Model]) -> list[list[Model]]:
@@ -94,7 +114,7 @@ def _new_values(obj: Model) -> list:
 
 def insert(obj: Model) -> Model:
     """INSERT one new instance (auto_now_add and defaults applied as `save()` would); sets its primary key."""
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(insert_sql(type(obj), 1, True), _new_values(obj))
         return stored(obj, cursor.fetchone()[0])
 
@@ -104,7 +124,7 @@ def insert_many(objs: Sequence[Model]) -> None:
     if not objs:
         return
     values = [value for obj in objs for value in _new_values(obj)]
-    with connection.cursor() as cursor:
+    with hot_cursor() as cursor:
         cursor.execute(insert_sql(type(objs[0]), len(objs), False), values)
 
 

@@ -110,6 +110,10 @@ else:
         "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
         "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=30.0),
     }
+    # The hot path's statements (config.rows.hot_cursor) are prepared on a connection after this many runs:
+    # PostgreSQL then skips planning them (most of their time; config/postgresql). 0 turns preparing off (behind
+    # PgBouncer in transaction mode, which cannot keep a prepared statement on one server connection).
+    DATABASES["default"]["OPTIONS"]["prepare_threshold"] = env.int("DB_PREPARE_THRESHOLD", default=2) or None
 DB_POOL_CHECK_IDLE_SECONDS = env.float("DB_POOL_CHECK_IDLE_SECONDS", default=5.0)
 # Threads a process runs its turns' database hops on (config/hops.py): while one waits for the database the
 # others go on. Each holds a pooled connection while it runs, so keep it below DB_POOL_MAX_SIZE.

@@ -201,11 +201,12 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
     outcome: FinalAnswer | GaveUp = GaveUp(f"no answer within {settings.LLM_MAX_CYCLES} cycles")
     calls: list[dict] = []
     cycle = 0
+    unread = False  # a message arrived during the last tool cycle (looked up while its steps were stored)
     try:
         for cycle in range(1, settings.LLM_MAX_CYCLES + 1):
             # The first cycle's prompt was read just now; a message arriving from here on is found before the
             # answer (below) or by the next cycle.
-            if cycle > 1 and await memory.has_new_messages(school.pk, contact.pk):
+            if unread:
                 turn.ctx.unread = True
                 turn.messages[0] = {"role": "system", "content": await database_hop(prompt.system_prompt)(
                     school, contact, turn.ctx.active, turn.conversation.summary.replace("\n", " | "), 1)}
@@ -220,13 +221,14 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
                 results = await asyncio.gather(*[_timed_execute(call, turn.ctx) for call in calls])
                 pending += _observed(turn, cycle, calls, results)
                 calls = []
-                await _store_and_stream(turn, pending, on_steps)
+                unread = await _store_and_stream(turn, pending, on_steps)
                 continue
             if cycle < settings.LLM_MAX_CYCLES and await memory.has_new_messages(school.pk, contact.pk):
                 # Messages arrived while the model answered: take them in and answer everything together. On the
                 # last cycle they are left pending (the next turn answers them): taking them here would mark them
                 # processed without an answer.
                 late = await database_hop(tools.take_unread)(turn.ctx)
+                unread = False  # taken in just now
                 if late:
                     turn.messages.extend({"role": "user", "content": m.text} for m in late)
                     pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(late)} more message(s) "
@@ -275,13 +277,16 @@ def _observed(turn: Turn, cycle: int, calls: list[dict], results: list[tuple[dic
     return steps
 
 
-async def _store_and_stream(turn: Turn, steps: list[ReasoningStep], on_steps: StepsCallback | None) -> None:
+async def _store_and_stream(turn: Turn, steps: list[ReasoningStep], on_steps: StepsCallback | None) -> bool:
     """Phase 2: a cycle's steps in one statement (after the tools' own writes; the first cycle's also inserts the
-    reply's row), then streamed; `steps` is emptied."""
-    await database_hop(hotpath.store_steps)(turn.reply, steps)
+    reply's row), then streamed; `steps` is emptied. Meanwhile, whether new messages arrived (for the next
+    cycle's prompt) is looked up: returned."""
+    _, unread = await asyncio.gather(database_hop(hotpath.store_steps)(turn.reply, steps),
+                                     memory.has_new_messages(turn.conversation.school_id, turn.conversation.contact_id))
     stored, steps[:] = [step_payload(step) for step in steps], []
     if on_steps:
         await on_steps(stored)
+    return unread
 
 
 def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool) -> None:

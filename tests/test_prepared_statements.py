@@ -2,7 +2,7 @@
 are not, and the same statements give the same rows either way."""
 
 import pytest
-from django.db import connection
+from django.db import connection, connections
 
 from chatbot import hotpath
 from chatbot.models import Message
@@ -42,7 +42,7 @@ def test_orm_statements_are_not_prepared(school):
 def _options(prepare_threshold) -> str:
     settings_dict = {**connection.settings_dict,
                      "OPTIONS": {**connection.settings_dict["OPTIONS"], "prepare_threshold": prepare_threshold}}
-    return type(connection)(settings_dict, "options-only").get_connection_params().get("options", "")
+    return type(connections["default"])(settings_dict, "options-only").get_connection_params().get("options", "")
 
 
 def test_generic_plans_only_where_statements_are_prepared():

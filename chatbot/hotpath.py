@@ -128,12 +128,18 @@ def has_unanswered(contact_id: int) -> bool:
         return cursor.fetchone() is not None
 
 
+# What a prompt's history reads of a message (chatbot.agent.prompt.history): a turn late in a long conversation
+# reads dozens, so the other fields are left deferred rather than built into every instance.
+HISTORY_FIELDS = ("id", "role", "text", "created_at")
+
+
 def earlier_messages(conversation: Conversation, before_ids: set[int]) -> list[Message]:
-    """The conversation's answered messages not folded into its summary, oldest first, except `before_ids`.
+    """The conversation's answered messages not folded into its summary, oldest first, except `before_ids`;
+    only their HISTORY_FIELDS are read.
 
     A parent's message staff handled during a handoff is theirs: the model never sees it, or it would answer it.
     """
-    sql = (f"SELECT {columns(Message, 'm')} FROM {table(Message)} m WHERE m.conversation_id = %s "
+    sql = (f"SELECT {columns(Message, 'm', HISTORY_FIELDS)} FROM {table(Message)} m WHERE m.conversation_id = %s "
            "AND m.text <> '' AND (m.role = %s OR (m.role = %s AND m.processed_at IS NOT NULL "
            "AND m.handled_by_staff = %s))")
     params = [conversation.pk, Message.Role.ASSISTANT, Message.Role.USER, False]
@@ -145,7 +151,7 @@ def earlier_messages(conversation: Conversation, before_ids: set[int]) -> list[M
         params.append(when(conversation.summary_until))
     with hot_cursor() as cursor:
         cursor.execute(sql + " ORDER BY m.created_at, m.id", params)
-        return [row[0] for row in instances(cursor.fetchall(), Message)]
+        return [row[0] for row in instances(cursor.fetchall(), Message, only=HISTORY_FIELDS)]
 
 
 # --- a turn's writes: its reply, reasoning steps and the conversation's totals ------------------

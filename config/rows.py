@@ -29,23 +29,27 @@ def table(model: type[Model]) -> str:
     return quote(model._meta.db_table)
 
 
-@cache
-def columns(model: type[Model], alias: str) -> str:
-    """The model's concrete columns, qualified by `alias`, in `_meta.concrete_fields` order (what `instances`
-    reads back)."""
-    return ", ".join(f"{alias}.{quote(field.column)}" for field in model._meta.concrete_fields)
+def _read_fields(model: type[Model], only: tuple[str, ...]) -> list:
+    return [field for field in model._meta.concrete_fields if not only or field.attname in only]
 
 
 @cache
-def _reader(model: type[Model]) -> tuple[list[str], list[tuple[int, list, object]]]:
+def columns(model: type[Model], alias: str, only: tuple[str, ...] = ()) -> str:
+    """The model's concrete columns (those named in `only`, if given), qualified by `alias`, in
+    `_meta.concrete_fields` order (what `instances` reads back)."""
+    return ", ".join(f"{alias}.{quote(field.column)}" for field in _read_fields(model, only))
+
+
+@cache
+def _reader(model: type[Model], only: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[int, list, object]]]:
     """The attribute names `from_db` takes, and (position, converters, column) of the columns needing conversion."""
+    fields = _read_fields(model, only)
     converters = []
-    for position, field in enumerate(model._meta.concrete_fields):
-        col = field.get_col(model._meta.db_table)
-        convs = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
+    for position, field in enumerate(fields):
+        convs, col = _field_converters(field)
         if convs:
             converters.append((position, convs, col))
-    return [field.attname for field in model._meta.concrete_fields], converters
+    return [field.attname for field in fields], converters
 
 
 @cache
@@ -62,14 +66,15 @@ def from_db(field, value: object) -> object:
     return value
 
 
-def instances(rows: Iterable[Sequence], *models: type[Model]) -> list[list[Model]]:
-    """Each row, whose columns are `columns(model)` of each model in turn (and then any extra values), as
-    instances, then the extra values: [[instance, ..., extra, ...], ...]."""
+def instances(rows: Iterable[Sequence], *models: type[Model], only: tuple[str, ...] = ()) -> list[list[Model]]:
+    """Each row, whose columns are `columns(model, alias, only)` of each model in turn (and then any extra
+    values), as instances, then the extra values: [[instance, ..., extra, ...], ...]. Fields left out of
+    `only` are deferred, as with `QuerySet.only()`: reading one costs a query."""
     out = []
     for row in rows:
         values, start, built = list(row), 0, []
         for model in models:
-            attnames, converters = _reader(model)
+            attnames, converters = _reader(model, only)
             chunk = values[start:start + len(attnames)]
             for position, convs, col in converters:
                 for converter in convs:

@@ -10,6 +10,7 @@ from bookings import selectors as booking_selectors
 from bookings import waitlist
 from bookings.models import TourBooking, WaitlistEntry
 from chatbot import hotpath
+from chatbot.agent import prompt
 from chatbot.models import Channel, Conversation, Message, ReasoningStep
 from crm import services as crm
 from tests.factories import (
@@ -130,6 +131,24 @@ def test_the_earlier_messages_are_the_answered_ones_not_summarised_and_not_this_
     earlier = hotpath.earlier_messages(conversation, {this_turn.pk})
 
     assert [m.pk for m in earlier] == [asked.pk, answer.pk]
+
+
+def test_the_history_reads_only_what_a_prompt_uses(django_assert_num_queries):
+    conversation = ConversationFactory()
+    asked = _message(conversation, 3, text="Do you run tours on Saturdays?", processed_at=timezone.now())
+    _message(conversation, 2, role=Message.Role.ASSISTANT, text="Only on weekdays, I'm afraid.")
+    this_turn = _message(conversation, 1, processed_at=timezone.now())
+
+    earlier = hotpath.earlier_messages(conversation, {this_turn.pk})
+    with django_assert_num_queries(0):  # a deferred field read by the prompt would cost a query each
+        chat = prompt.history(conversation, {this_turn.pk}, earlier)
+    with django_assert_num_queries(1):  # past the budget, the oldest are folded into the summary (saved)
+        folded = prompt.history(conversation, {this_turn.pk}, earlier * 400)
+
+    assert chat == [{"role": "user", "content": asked.text},
+                    {"role": "assistant", "content": "Only on weekdays, I'm afraid."}]
+    assert len(folded) < 800 and "Parent: Do you run tours on Saturdays?" in conversation.summary
+    assert earlier[0].created_at == Message.objects.get(pk=asked.pk).created_at
 
 
 def _steps(reply: Message, cycle: int, count: int) -> list[ReasoningStep]:

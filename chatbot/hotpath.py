@@ -4,8 +4,9 @@ Built by the ORM, each of a turn's dozen statements costs 0.5 to 3 ms of Python 
 query, then the instances); written here, about 0.2 ms (`python manage.py bench --only turn_overhead`). The
 SQL is portable (PostgreSQL, and SQLite 3.35+ for RETURNING), its table and column names come from the models
 (`_meta`), and rows come back as model instances through the backend's own converters, so the models stay the
-schema and callers keep working with instances. Only the hot path lives here (`chatbot.services`,
-`chatbot.agent.loop`); everything else uses the ORM.
+schema and callers keep working with instances. On PostgreSQL they run through `config.rows.hot_cursor`: each is
+prepared once per pooled connection and planned once (see `config.postgresql`). Only the hot path lives here
+(`chatbot.services`, `chatbot.agent.loop`); everything else uses the ORM.
 """
 
 import datetime as dt

@@ -34,6 +34,25 @@ def test_a_name_keeps_no_filler_or_title(text, name):
     assert read(text).facts.get("parent_name") == name
 
 
+@pytest.mark.parametrize(("text", "child", "parent"), [
+    ("shes 5, name is Aisha", "Aisha", None),
+    ("name: Ravi, he turned 6 last month", "Ravi", None),
+    ("my name is Farah, she's 5", None, "Farah"),
+    ("this is Mrs Tan, her name is Mei", "Mei", "Tan"),
+])
+def test_a_bare_name_answers_the_question_just_asked(text, child, parent):
+    """After "What's your daughter's name, and how old is she?" a name without "my" is the child's."""
+    facts = read_message(text, Hints(**{**HINTS.__dict__, "asked": frozenset({"child_name", "child_age"})})).facts
+
+    assert (facts.get("child_name"), facts.get("parent_name")) == (child, parent)
+
+
+def test_a_bare_name_is_the_parents_when_their_name_was_asked():
+    facts = read_message("name is Aisha Rahman", Hints(**{**HINTS.__dict__, "asked": frozenset({"parent_name"})}))
+
+    assert facts.facts.get("parent_name") == "Aisha Rahman" and "child_name" not in facts.facts
+
+
 @pytest.mark.parametrize("text", ["I am meeting my husband there", "I'm looking for a school", "im writing to ask"])
 def test_a_verb_after_i_am_is_no_name(text):
     assert "parent_name" not in read(text).facts

@@ -194,6 +194,8 @@ PARENT_NAME = [
     _rx(rf"(?<!'s )\bname:?\s+({_NAMES})"),
     _rx(rf"^\s*({_NAME}(?:\s+{_NAME})?)\s+here\b"),
 ]
+# the speaker naming themself; without it, a bare "name is Aisha" names whoever was just asked about
+OWN_NAME = _rx(r"\b(?:i am|i'm|im|my name|this is|call me)\b")
 CHILD_NAME = [
     _rx(rf"\b{_CHILD}(?:'s name is|\s+is called|\s+called|\s+named|\s+is|,|:)?\s+({_NAME})"),
     _rx(rf"\b(?:his|her|their|child's|kid's) name(?: is|'s|:)?\s+({_NAME})"),

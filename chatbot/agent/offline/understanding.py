@@ -413,6 +413,9 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     else:
         parent = _name(lx.PARENT_NAME, bare, full=True)
         child = _name(lx.CHILD_NAME, bare, full=False)
+        if (parent and not child and "child_name" in hints.asked and "parent_name" not in hints.asked
+                and not lx.OWN_NAME.search(bare)):  # "shes 5, name is Aisha" answers "What's your daughter's name?"
+            parent, child = None, parent.split()[0]
         if parent and parent != child:
             reading.facts["parent_name"] = parent
         if child:

@@ -17,6 +17,7 @@ on the client and are never prepared, so the setting touches only the hot path's
 not depend on their parameters (look-ups by key through an index).
 """
 
+import os
 import time
 import weakref
 
@@ -34,6 +35,29 @@ def check_if_idle(connection: Connection) -> None:
     if now - _taken_at.get(connection, float("-inf")) > settings.DB_POOL_CHECK_IDLE_SECONDS:
         ConnectionPool.check_connection(connection)
     _taken_at[connection] = now
+
+
+# Connections a forked child inherited from its parent: kept referenced and never used or closed there (closing
+# would end the parent's sessions), so that their finalizers never run in the child.
+_left_to_parent: list = []
+
+
+def _forget_inherited_connections() -> None:
+    """In a forked child (Celery's prefork workers, a test's live server): leave the parent's pooled and open
+    connections to it. Used from two processes, one PostgreSQL session would mix their statements, and the
+    prepared statements one process makes would collide with the other's ("prepared statement ... already
+    exists"). The child opens a pool of its own on first use."""
+    from django.db import connections
+
+    _left_to_parent.append(dict(base.DatabaseWrapper._connection_pools))
+    base.DatabaseWrapper._connection_pools.clear()
+    for wrapper in connections.all(initialized_only=True):
+        if wrapper.connection is not None:
+            _left_to_parent.append(wrapper.connection)
+            wrapper.connection = None
+
+
+os.register_at_fork(after_in_child=_forget_inherited_connections)
 
 
 class DatabaseWrapper(base.DatabaseWrapper):

@@ -117,7 +117,9 @@ else:
 DB_POOL_CHECK_IDLE_SECONDS = env.float("DB_POOL_CHECK_IDLE_SECONDS", default=5.0)
 # Threads a process runs its turns' database hops on (config/hops.py): while one waits for the database the
 # others go on. Each holds a pooled connection while it runs, so keep it below DB_POOL_MAX_SIZE.
-DB_HOP_THREADS = env.int("DB_HOP_THREADS", default=4)
+# SQLite takes one writer at a time: there, one thread runs the hops in the order they come (a parent's messages
+# are stored in the order sent), where several would only queue on its lock.
+DB_HOP_THREADS = env.int("DB_HOP_THREADS", default=1 if DATABASES["default"]["ENGINE"].endswith("sqlite3") else 4)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, channel layer, Celery ------------------------------------------

@@ -9,9 +9,11 @@ from django.test import override_settings
 from config import hops
 
 
-def test_two_hops_run_at_the_same_time():
+@override_settings(DB_HOP_THREADS=4)  # the default on PostgreSQL (on SQLite, one writer at a time: 1)
+def test_two_hops_run_at_the_same_time(monkeypatch):
     """Each hop waits until the other has started: on a single database thread (Channels' thread-sensitive
     default) the first would wait alone and the barrier would break."""
+    monkeypatch.setattr(hops, "_executor", None)
     both = threading.Barrier(2, timeout=5)
 
     def meet() -> str:

@@ -445,6 +445,22 @@ async def test_ambiguous_pick_asks_which_one():
     assert follow.called("book_tour")[0]["preferred_time"] == "11:00"
 
 
+@pytest.mark.parametrize("answer", ["yes", "yep one of those is fine", "ok sure"])
+async def test_a_yes_to_several_listed_slots_asks_which_one(answer):
+    school = FakeSchool()
+    school.collected = {"child_name": "Leo", "child_age": 4, "parent_name": "Jon", "parent_phone": "+6591234567"}
+    concierge = Concierge(school)
+    await concierge.say("what do you have on Monday?")
+    school.slots_shown = [slot(dt.date(2026, 11, 23), "09:00"), slot(dt.date(2026, 11, 23), "11:00")]
+    concierge.history[-1]["content"] = ("Here are the open tour slots:\n1. Monday 23 November at 09:00\n"
+                                        "2. Monday 23 November at 11:00\nWould one of these work?")
+
+    reply = await concierge.say(answer)
+
+    assert not reply.called("book_tour") and not reply.called("check_availability")
+    assert "more than one" in reply.text and "2. Monday 23 November at 11:00" in reply.text
+
+
 async def test_slots_from_active_task_when_the_last_reply_listed_none():
     school = FakeSchool()
     school.collected = {"child_name": "Leo", "child_age": 4, "parent_name": "Jon", "parent_phone": "+6591234567"}

@@ -49,6 +49,9 @@ TASK_FLOWS = {
     "open_day_booking": "book",  # chatbot.agent.tools.OPEN_DAY_TASK
 }
 PARENT_FIELDS = ("parent_name", "parent_phone", "parent_email")
+# questions of the last reply that a "yes" answers, rather than the slots it listed
+YES_ANSWERS = frozenset({"offer_book", "read_back", "confirm_cancel", "offer_waitlist", "offer_callback", "seat_offer",
+                         "propose_first"})
 TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback", "join_waitlist",
               "answer_seat_offer", "check_open_days"}
 
@@ -337,6 +340,9 @@ class Turn:
         proposed = len(options) == 1 or "propose_first" in self.asked  # "great" to the one (or soonest) offered
         if options and proposed and "yes" in reading.intents and when.is_empty:
             return options[:1], True
+        if (options and "yes" in reading.intents and when.is_empty and reading.hour is None
+                and "options" in self.asked and not self.asked & YES_ANSWERS):
+            return options, True  # "yes" to "Would one of these work?": they all still fit; the reply asks which
         if options and reading.hour is not None and when.is_empty:
             hours = {reading.hour, reading.hour + 12}
             matches = [o for o in options if int(str(o["time"])[:2]) in hours]

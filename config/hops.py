@@ -9,6 +9,7 @@ runs them on DB_HOP_THREADS threads and the waits of different turns overlap.
 Keep DB_HOP_THREADS below DB_POOL_MAX_SIZE: each thread holds one connection while it runs.
 """
 
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -24,6 +25,16 @@ def _threads() -> ThreadPoolExecutor:
     if _executor is None:
         _executor = ThreadPoolExecutor(max_workers=settings.DB_HOP_THREADS, thread_name_prefix="db-hop")
     return _executor
+
+
+def _forget_threads() -> None:
+    """A forked child (a test's live server, a prefork worker) has none of its parent's threads: it starts a pool of
+    its own. The inherited one counts threads that do not exist there and would never run a hop."""
+    global _executor
+    _executor = None
+
+
+os.register_at_fork(after_in_child=_forget_threads)
 
 
 def database_hop(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -1,6 +1,7 @@
 """Database hops (config/hops.py) run on a pool of threads: one waiting turn does not hold up another."""
 
 import asyncio
+import os
 import threading
 
 from asgiref.sync import async_to_sync
@@ -40,3 +41,20 @@ def test_the_pool_has_db_hop_threads_threads(monkeypatch):
     async_to_sync(run_three)()
 
     assert len(seen) == 1
+
+
+@override_settings(DB_HOP_THREADS=1)
+def test_a_forked_child_runs_its_hops_on_threads_of_its_own(monkeypatch):
+    """The parent's one hop thread does not exist in a forked child: the child's hops must not wait for it."""
+    monkeypatch.setattr(hops, "_executor", None)
+    async_to_sync(hops.database_hop(lambda: None))()  # the parent's pool now has its one thread
+    child = os.fork()
+    if child == 0:  # pragma: no cover (the child reports through its exit status)
+        try:
+            result = asyncio.run(asyncio.wait_for(hops.database_hop(lambda: "ran")(), timeout=5))
+        except BaseException:
+            os._exit(1)
+        os._exit(0 if result == "ran" else 1)
+    _, status = os.waitpid(child, 0)
+
+    assert os.waitstatus_to_exitcode(status) == 0

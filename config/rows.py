@@ -15,9 +15,10 @@ from django.db.models import Model
 
 
 def hot_cursor():
-    """A cursor for the hot path's statements: prepared once per pooled connection on PostgreSQL
+    """A cursor for the hot path's statements: prepared once per pooled connection where the backend offers it
     (`config.postgresql`), Django's own elsewhere."""
-    return connection.prepared_cursor() if connection.vendor == "postgresql" else connection.cursor()
+    prepared = getattr(connection, "prepared_cursor", None)
+    return prepared() if prepared else connection.cursor()
 
 
 def quote(name: str) -> str:

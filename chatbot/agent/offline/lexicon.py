@@ -189,13 +189,14 @@ HOUR_ONLY = _rx(r"^\D*?\b(\d{1,2})\b(?!\s*(?:years?|yrs?|y/?o|yo|kids?|children|
 _NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # Latin, Chinese or Tamil letters
 _NAMES = rf"{_NAME}(?:\s+{_NAME}){{0,2}}"
 _CHILD = r"(?:son|daughter|boy|girl|child|kid|toddler|little one)"
+_SPEAKER = r"i am|i'm|im|this is|call me"  # the parent speaking of themself
 PARENT_NAME = [
-    _rx(rf"\b(?:i am|i'm|im|my name is|my name's|name is|name's|this is|call me)\s+({_NAMES})"),
+    _rx(rf"\b(?:{_SPEAKER}|my name is|my name's|name is|name's)\s+({_NAMES})"),
     _rx(rf"(?<!'s )\bname:?\s+({_NAMES})"),
     _rx(rf"^\s*({_NAME}(?:\s+{_NAME})?)\s+here\b"),
 ]
 # the speaker naming themself; without it, a bare "name is Aisha" names whoever was just asked about
-OWN_NAME = _rx(r"\b(?:i am|i'm|im|my name|this is|call me)\b")
+OWN_NAME = _rx(rf"\b(?:{_SPEAKER}|my name)\b")
 CHILD_NAME = [
     _rx(rf"\b{_CHILD}(?:'s name is|\s+is called|\s+called|\s+named|\s+is|,|:)?\s+({_NAME})"),
     _rx(rf"\b(?:his|her|their|child's|kid's) name(?: is|'s|:)?\s+({_NAME})"),

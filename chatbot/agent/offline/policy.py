@@ -49,9 +49,8 @@ TASK_FLOWS = {
     "open_day_booking": "book",  # chatbot.agent.tools.OPEN_DAY_TASK
 }
 PARENT_FIELDS = ("parent_name", "parent_phone", "parent_email")
-# questions of the last reply that a "yes" answers, rather than the slots it listed
-YES_ANSWERS = frozenset({"offer_book", "read_back", "confirm_cancel", "offer_waitlist", "offer_callback", "seat_offer",
-                         "propose_first"})
+# questions of the last reply that a "yes" answers, rather than the slots it listed ("propose_first": `choice`)
+YES_ANSWERS = frozenset({"offer_book", "read_back", "confirm_cancel", "offer_waitlist", "offer_callback", "seat_offer"})
 TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback", "join_waitlist",
               "answer_seat_offer", "check_open_days"}
 

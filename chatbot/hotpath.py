@@ -10,6 +10,7 @@ prepared once per pooled connection and planned once (see `config.postgresql`). 
 """
 
 import datetime as dt
+import json
 from collections.abc import Sequence
 from decimal import Decimal
 from functools import cache
@@ -163,72 +164,115 @@ REPLY_ANSWER_FIELDS = ("text", "language", "payload", "model", "latency_ms", "pr
                        "cost", "created_at")
 
 
+def _step_fields() -> list:
+    return [f for f in insert_fields(ReasoningStep) if f.name != "message"]
+
+
 @cache
-def _steps_insert_sql(rows: int) -> str:
-    """INSERT of `rows` reasoning steps whose message is the row of the CTE `reply`."""
-    fields = insert_fields(ReasoningStep)
-    row = "(" + ", ".join("(SELECT id FROM reply)" if f.name == "message" else "%s" for f in fields) + ")"
-    return (f"INSERT INTO {table(ReasoningStep)} ({', '.join(quote(f.column) for f in fields)}) "
-            f"VALUES {', '.join([row] * rows)}")
+def _steps_insert_sql() -> str:
+    """INSERT of reasoning steps whose message is the row of the CTE `reply` (none if it has none), the steps
+    given as one JSON array (PostgreSQL): one parameter and one statement text whatever their number, so it is
+    prepared once, and no per-field parameter to adapt. Each column is read as its field's database type."""
+    fields = _step_fields()
+    names = [quote(f.column) for f in fields]
+    record = ", ".join(f"{name} {field.db_type(connection)}" for name, field in zip(names, fields, strict=True))
+    message = quote(ReasoningStep._meta.get_field("message").column)
+    return (f"INSERT INTO {table(ReasoningStep)} ({message}, {', '.join(names)}) "
+            f"SELECT reply.id, {', '.join(f's.{name}' for name in names)} "
+            f"FROM reply, jsonb_to_recordset(%s::jsonb) AS s({record}) RETURNING {message}")
 
 
-def _steps_values(steps: Sequence[ReasoningStep]) -> list:
-    fields = [f for f in insert_fields(ReasoningStep) if f.name != "message"]
-    return [value for step in steps for value in db_values(step, fields, True)]
+def _steps_json(steps: Sequence[ReasoningStep]) -> str:
+    """The steps as `_steps_insert_sql` reads them: an object per step, keyed by column (JSON null: SQL NULL)."""
+    fields = _step_fields()
+    return json.dumps([{f.column: _json_value(getattr(step, f.attname)) for f in fields} for step in steps])
 
 
-def _reply_sql(reply: Message) -> tuple[str, list]:
+def _json_value(value: object) -> object:
+    return value.isoformat() if isinstance(value, dt.datetime) else value
+
+
+# With `unless_unanswered`, every write of the statement is conditional on this CTE finding no unanswered message.
+_NONE_UNANSWERED = "NOT (SELECT found FROM unanswered)"
+
+
+def _reply_sql(reply: Message, conditional: bool) -> tuple[str, list]:
     """The reply's INSERT (a new one, whole) or the UPDATE of its answer (stored by a tool cycle), RETURNING id."""
+    pk = quote(Message._meta.pk.column)
     if reply.pk is None:
-        return insert_sql(Message, 1, True), db_values(reply, insert_fields(Message), True)
+        sql = insert_sql(Message, 1, False)
+        if conditional:  # VALUES (...) -> SELECT ... WHERE
+            head, _, values = sql.partition(" VALUES ")
+            sql = f"{head} SELECT {values[1:-1]} WHERE {_NONE_UNANSWERED}"
+        return f"{sql} RETURNING {pk}", db_values(reply, insert_fields(Message), True)
     sql, params = update_sql(reply, REPLY_ANSWER_FIELDS)
-    return f"{sql} RETURNING {quote(Message._meta.pk.column)}", params
+    return f"{sql}{f' AND {_NONE_UNANSWERED}' if conditional else ''} RETURNING {pk}", params
 
 
 def _totals_sql(conversation_id: int, tokens: int, cost: Decimal, at: dt.datetime,
-                outcome: str | None) -> tuple[str, list]:
+                outcome: str | None, conditional: bool) -> tuple[str, list]:
     sql = (f"UPDATE {table(Conversation)} SET total_tokens = total_tokens + %s, "
            "total_cost = total_cost + %s, last_message_at = %s" + (", outcome = %s" if outcome is not None else "")
-           + " WHERE id = %s")
+           + " WHERE id = %s" + (f" AND {_NONE_UNANSWERED}" if conditional else ""))
     params = [tokens, Conversation._meta.get_field("total_cost").get_db_prep_save(cost, connection), when(at)]
     return sql, params + ([outcome] if outcome is not None else []) + [conversation_id]
 
 
-def _write_reply_and_steps(reply: Message, steps: Sequence[ReasoningStep], also: tuple[str, list] | None) -> None:
-    """The reply's row, then the steps (and the `also` UPDATE): one statement on PostgreSQL, else in order."""
-    reply_sql, params = _reply_sql(reply)
+def _write_reply_and_steps(reply: Message, steps: Sequence[ReasoningStep], totals: dict | None = None,
+                           unless_unanswered: int | None = None) -> bool:
+    """The reply's row, then the steps (and, with `totals`, the conversation's UPDATE): one statement on
+    PostgreSQL, else one transaction. With `unless_unanswered` (a contact), nothing is written if the contact
+    has an unanswered message: returns whether it was written."""
+    conditional = unless_unanswered is not None
+    reply_sql, params = _reply_sql(reply, conditional)
+    also = _totals_sql(**totals, conditional=conditional) if totals else None
     if connection.vendor == "postgresql":
-        ctes = f"reply AS ({reply_sql})" + (f", also AS ({also[0]})" if also else "")
+        ctes = [f"reply AS ({reply_sql})"] + ([f"also AS ({also[0]})"] if also else [])
+        if conditional:
+            ctes.insert(0, f"unanswered AS (SELECT EXISTS (SELECT 1 FROM {table(Message)} m "
+                           f"WHERE {_unanswered('m')}) AS found)")
+            params = _unanswered_params(unless_unanswered) + params
         with hot_cursor() as cursor:
-            cursor.execute(f"WITH {ctes} {_steps_insert_sql(len(steps))} "
-                           f"RETURNING {quote(ReasoningStep._meta.get_field('message').column)}",
-                           params + (also[1] if also else []) + _steps_values(steps))
-            reply_id = cursor.fetchone()[0]
+            cursor.execute(f"WITH {', '.join(ctes)} {_steps_insert_sql()}",
+                           params + (also[1] if also else []) + [_steps_json(steps)])
+            row = cursor.fetchone()
+        if row is None:  # an unanswered message: nothing written
+            return False
         if reply.pk is None:
-            stored(reply, reply_id)
-        return
+            stored(reply, row[0])
+        return True
     with transaction.atomic(), hot_cursor() as cursor:
+        if conditional and has_unanswered(unless_unanswered):
+            return False
         cursor.execute(reply_sql, params)
         if reply.pk is None:
             stored(reply, cursor.fetchone()[0])
         insert_many(steps)  # their message is the reply, stored now
         if also:
             cursor.execute(*also)
+    return True
 
 
 def store_steps(reply: Message, steps: Sequence[ReasoningStep]) -> None:
     """A tool cycle's reasoning steps, and the reply's row first if no earlier cycle stored it (the steps are
     its steps). The reply is then stored, still without its answer."""
     if reply.pk is None:
-        _write_reply_and_steps(reply, steps, None)
+        _write_reply_and_steps(reply, steps)
+    elif connection.vendor == "postgresql":
+        with hot_cursor() as cursor:
+            cursor.execute(f"WITH reply AS (SELECT %s AS id) {_steps_insert_sql()}", [reply.pk, _steps_json(steps)])
     else:
         insert_many(steps)
 
 
 def finish_turn(reply: Message, steps: Sequence[ReasoningStep], conversation_id: int, at: dt.datetime,
-                outcome: str | None = None) -> None:
+                outcome: str | None = None, unless_unanswered: int | None = None) -> bool:
     """A turn's last writes: the reply with its answer (inserted whole, or its answer set on the row a tool cycle
     stored), its last steps (at least the answer's), and the conversation's totals (the reply's tokens and cost),
-    activity and `outcome`. One statement on PostgreSQL; one transaction on SQLite."""
-    totals = _totals_sql(conversation_id, reply.prompt_tokens + reply.completion_tokens, reply.cost, at, outcome)
-    _write_reply_and_steps(reply, steps, totals)
+    activity and `outcome`. One statement on PostgreSQL; one transaction on SQLite.
+
+    `unless_unanswered` (the contact): none of it is written if a message of the contact is waiting to be
+    answered (one that arrived while the model answered): returns False, and the turn takes it in instead."""
+    totals = {"conversation_id": conversation_id, "tokens": reply.prompt_tokens + reply.completion_tokens,
+              "cost": reply.cost, "at": at, "outcome": outcome}
+    return _write_reply_and_steps(reply, steps, totals, unless_unanswered)

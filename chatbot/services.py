@@ -111,8 +111,8 @@ async def receive(
 async def answer_or_queue(received: Received) -> None:
     """Answer everything pending for the contact, or, if a turn is running, queue the message for it."""
     conversation, message = received.conversation, received.message
-    if not await run_pending_turns(conversation.school_id, conversation.contact_id, conversation):
-        await memory.enqueue(conversation.school_id, conversation.contact_id, message.pk, message.text)
+    if not await run_pending_turns(conversation.school_id, conversation.contact_id, conversation,
+                                   queue=memory.queue_entry(message.pk, message.text)):
         await _tell("the queued notice", observer_for(conversation.channel).queued(conversation, message))
 
 
@@ -145,12 +145,15 @@ class Opened:
     error: Exception | None = None
 
 
-def _open_turn(contact_id: int, known: Conversation | None = None, context: str | None = None) -> Opened | None:
+def _open_turn(school_id: int, contact_id: int, known: Conversation | None = None,
+               context: str | None = None) -> Opened | None:
     """A turn's first database hop: the claim, and everything the turn reads first. `known` is the batch's
     conversation if the caller read it just now (with its school and contact), so it is not read again;
-    `context` the active context's JSON, read with the session lock."""
+    `context` the active context's JSON, read with the session lock. Nothing to claim: the queue of messages
+    for this turn is emptied (what it held was answered by an earlier turn)."""
     batch, taken_at = _claim(contact_id)
     if not batch:
+        memory.drain_queue(school_id, contact_id)
         return None
     conversation = known if known is not None and known.pk == batch[0].conversation_id else (
         Conversation.objects.select_related("school", "contact").get(pk=batch[0].conversation_id))
@@ -179,9 +182,10 @@ def _after_failure(conversation: Conversation, batch: list[Message], taken_at: d
 
 
 class _ReleaseAndLook:
-    """The end of a turn's last database hop: save the active task and release the session lock (one Redis
-    round trip), then look for messages that came in meanwhile (a message whose own turn found the lock taken
-    is stored before that, so it is seen here)."""
+    """The end of a turn's last database hop: save the active task and release the session lock, and learn
+    whether a message was queued for this turn meanwhile, in one Redis round trip (`memory.save_and_release`:
+    a message whose own turn finds the lock taken is queued in the same step, so none is missed). With Redis
+    unreachable, the database is asked instead."""
 
     def __init__(self, lock, contact_id: int) -> None:
         self.lock, self.contact_id = lock, contact_id
@@ -189,13 +193,15 @@ class _ReleaseAndLook:
         self.pending = True  # until looked: go round once more
 
     def __call__(self, active: memory.ActiveContext) -> None:
-        memory.save_and_release(active, self.lock)
+        flagged = memory.save_and_release(active, self.lock)
         self.done = True
-        self.pending = hotpath.has_unanswered(self.contact_id)
+        self.pending = hotpath.has_unanswered(self.contact_id) if flagged is None else flagged
 
 
-async def run_pending_turns(school_id: int, contact_id: int, conversation: Conversation | None = None) -> bool:
-    """Answer the contact's pending messages under the session lock; False if another turn holds it.
+async def run_pending_turns(school_id: int, contact_id: int, conversation: Conversation | None = None,
+                            queue: str = "") -> bool:
+    """Answer the contact's pending messages under the session lock; False if another turn holds it (then
+    `queue`, a `memory.queue_entry`, is queued for that turn).
 
     A turn is three database hops (see `chatbot.agent.loop`): `_open_turn` takes the
     messages and reads the context, each tool cycle stores its steps, and the last
@@ -209,16 +215,18 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
     """
     failures = 0
     burst = settings.CHAT_BURST_WINDOW_SECONDS
+    first = True
     while True:
         lock = memory.session_lock(school_id, contact_id)
-        taken, context = await _acquire(lock, school_id, contact_id)
+        taken, context = await _acquire(lock, school_id, contact_id, queue if first else "")
         if not taken:
-            return False
+            return not first  # after a first round: the turn holding the lock answers what is left
+        first = False
         release = _ReleaseAndLook(lock, contact_id)
         try:
             await asyncio.sleep(burst)  # let a burst of fragments land (before the first batch only)
             burst = 0
-            opened = await database_hop(_open_turn)(contact_id, conversation, context)
+            opened = await database_hop(_open_turn)(school_id, contact_id, conversation, context)
             conversation = None
             if opened is not None:
                 failures = await _answer_or_give_back(opened, release, failures)
@@ -251,13 +259,14 @@ async def _answer_or_give_back(opened: Opened, release: _ReleaseAndLook, failure
     return failures
 
 
-async def _acquire(lock, school_id: int, contact_id: int) -> tuple[bool, str | None]:
-    """Take the session lock and read the active context (one Redis round trip); (taken, the context's JSON).
+async def _acquire(lock, school_id: int, contact_id: int, queue: str) -> tuple[bool, str | None]:
+    """Take the session lock and read the active context, or queue `queue` (one Redis round trip); (taken, the
+    context's JSON).
     With Redis unreachable the turn runs without either (see `_claim`). The lock stays in Redis rather than
     PostgreSQL: a session advisory lock would pin a pooled connection for the whole turn, model call included,
     and a transaction's lock ends at its commit."""
     try:
-        return await memory.take_session(lock, school_id, contact_id)
+        return await memory.take_session(lock, school_id, contact_id, queue)
     except RedisError as exc:
         logger.warning("Redis unreachable (%s): answering without the session lock", exc)
         return True, None

@@ -198,14 +198,12 @@ async def run_prepared(turn: Turn, on_steps: StepsCallback | None = None,
 async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish: AfterFinish | None) -> Finished:
     school, contact = turn.conversation.school, turn.conversation.contact
     pending: list[ReasoningStep] = []  # steps of the cycle not stored yet (stored by the next phase)
-    outcome: FinalAnswer | GaveUp = GaveUp(f"no answer within {settings.LLM_MAX_CYCLES} cycles")
     calls: list[dict] = []
-    cycle = 0
     unread = False  # a message arrived during the last tool cycle (looked up while its steps were stored)
     try:
         for cycle in range(1, settings.LLM_MAX_CYCLES + 1):
             # The first cycle's prompt was read just now; a message arriving from here on is found before the
-            # answer (below) or by the next cycle.
+            # answer is stored (below) or by the next cycle.
             if unread:
                 turn.ctx.unread = True
                 turn.messages[0] = {"role": "system", "content": await database_hop(prompt.system_prompt)(
@@ -223,32 +221,40 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
                 calls = []
                 unread = await _store_and_stream(turn, pending, on_steps)
                 continue
-            if cycle < settings.LLM_MAX_CYCLES and await memory.has_new_messages(school.pk, contact.pk):
-                # Messages arrived while the model answered: take them in and answer everything together. On the
-                # last cycle they are left pending (the next turn answers them): taking them here would mark them
-                # processed without an answer.
-                late = await database_hop(tools.take_unread)(turn.ctx)
-                unread = False  # taken in just now
-                if late:
-                    turn.messages.extend({"role": "user", "content": m.text} for m in late)
-                    pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(late)} more message(s) "
-                                             "arrived; answering everything together.", model=answer.model))
-                    continue
-            outcome = step
-            break
+            # Messages that arrived while the model answered are taken in instead, and everything answered
+            # together. On the last cycle they are left pending (the next turn answers them): taking them here
+            # would mark them processed without an answer.
+            late = await _conclude(turn, pending, step, cycle, after_finish, take_late=cycle < settings.LLM_MAX_CYCLES)
+            if isinstance(late, Finished):
+                return late
+            unread = False  # taken in just now
+            turn.messages.extend({"role": "user", "content": m.text} for m in late)
+            pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(late)} more message(s) "
+                                     "arrived; answering everything together.", model=answer.model))
     finally:
         for call in calls:  # interrupted between asking for tools and storing their results
             pending.append(turn.step(0, ReasoningStep.Kind.OBSERVE, INTERRUPTED["message"], tool_name=call["name"],
                                      tool_call_id=call["id"], tool_result=INTERRUPTED))
         if calls:
             await database_hop(hotpath.store_steps)(turn.reply, pending)
+    return await _conclude(turn, pending, GaveUp(f"no answer within {settings.LLM_MAX_CYCLES} cycles"),
+                           settings.LLM_MAX_CYCLES, after_finish, take_late=False)
+
+
+async def _conclude(turn: Turn, pending: list[ReasoningStep], outcome: FinalAnswer | GaveUp, cycle: int,
+                    after_finish: AfterFinish | None, take_late: bool) -> "Finished | list[Message]":
+    """Phase 3: store the answer (see `_finish`). With `take_late`, a message that arrived meanwhile stops it:
+    then the messages taken into the turn are returned instead, and nothing was stored."""
     text = outcome.text if isinstance(outcome, FinalAnswer) else str(GIVE_UP_TEXT)
     latency_ms = int((time.perf_counter() - turn.started) * 1000)
-    pending.append(turn.step(cycle, ReasoningStep.Kind.ANSWER, text,
-                             model=turn.models_used[-1] if turn.models_used else "", latency_ms=latency_ms))
+    steps = [*pending, turn.step(cycle, ReasoningStep.Kind.ANSWER, text,
+                                 model=turn.models_used[-1] if turn.models_used else "", latency_ms=latency_ms)]
     _fill_reply(turn, text, latency_ms, gave_up=isinstance(outcome, GaveUp))
-    after = await database_hop(_finish)(turn, pending, after_finish)
-    return Finished(turn.reply, [step_payload(step) for step in pending], after)
+    finished, after = await database_hop(_finish)(turn, steps, after_finish, take_late)
+    if finished:
+        return Finished(turn.reply, [step_payload(step) for step in steps], after)
+    turn.position -= 1  # the answer's step was not stored
+    return after
 
 
 def _asked(turn: Turn, cycle: int, answer: model.ModelReply) -> list[ReasoningStep]:
@@ -301,23 +307,36 @@ def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool) -> Non
     reply.cost = Decimal(str(round(turn.usage["cost"], 6)))
 
 
-def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: AfterFinish | None) -> Any:
-    """Phase 3: the last steps, the reply and the conversation's totals in one transaction, then the active task.
+def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: AfterFinish | None,
+            take_late: bool) -> tuple[bool, Any]:
+    """The last steps, the reply and the conversation's totals in one statement (a transaction when the turn settles
+    an outcome), then the active task: (True, what `after_finish` returned). With `take_late`, unless a message
+    of the contact is waiting to be answered: then it is taken into the turn instead, (False, the messages taken).
 
     The reply is stamped when it is complete, so it sorts after every message it answers, including those
     that arrived during the turn (history and transcripts order by created_at). A dropped connection leaves
     none of it.
     """
-    reply = turn.reply
+    reply, contact_id = turn.reply, turn.conversation.contact_id
     reply.created_at = timezone.now()
+    settles = outcomes.settles(turn.observations)
     # Most turns settle no outcome: then the writes are one statement (PostgreSQL), with no transaction around.
-    with transaction.atomic() if outcomes.settles(turn.observations) else contextlib.nullcontext():
-        outcome = outcomes.settle_turn(turn.conversation.pk, turn.observations)
-        hotpath.finish_turn(reply, steps, turn.conversation.pk, timezone.now(), outcome)
+    with transaction.atomic() if settles else contextlib.nullcontext():
+        if settles and take_late and hotpath.has_unanswered(contact_id):
+            stored = False
+        else:
+            outcome = outcomes.settle_turn(turn.conversation.pk, turn.observations)
+            stored = hotpath.finish_turn(reply, steps, turn.conversation.pk, timezone.now(), outcome,
+                                         unless_unanswered=contact_id if take_late and not settles else None)
+    if not stored:
+        late = tools.take_unread(turn.ctx)
+        if late:
+            return False, late
+        return _finish(turn, steps, after_finish, take_late=False)  # nothing to take after all (another channel's)
     if after_finish:  # it saves the active task (with its own Redis work, in one round trip)
-        return after_finish(turn.ctx.active)
+        return True, after_finish(turn.ctx.active)
     turn.ctx.active.save()
-    return None
+    return True, None
 
 
 async def _timed_execute(call: dict, ctx: tools.ToolContext) -> tuple[dict, int]:

@@ -93,16 +93,24 @@ class ActiveContext:
             raw = get_redis().get(context_key(school_id, contact_id))
         return cls.from_json(school_id, contact_id, raw)
 
-    def save(self, client=None) -> None:
-        """Write the task (and renew its TTL); a second save of what this object just wrote sends nothing.
-        `client`: a pipeline to queue the write on (its caller executes it), instead of sending it now."""
+    def unsaved_json(self) -> str:
+        """The task's JSON if it differs from what this object last wrote, else "" (nothing to send)."""
         data = self._to_json()
-        if data == self._saved:
+        return "" if data == self._saved else data
+
+    def saved(self, data: str) -> None:
+        """Note `data` (from `unsaved_json`) as written."""
+        if data:
+            self._saved = data
+
+    def save(self) -> None:
+        """Write the task (and renew its TTL); a second save of what this object just wrote sends nothing."""
+        data = self.unsaved_json()
+        if not data:
             return
         with _without_redis("saving the active context"):
-            (client or get_redis()).set(context_key(self.school_id, self.contact_id), data,
-                                        ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
-            self._saved = data
+            get_redis().set(context_key(self.school_id, self.contact_id), data, ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+            self.saved(data)
 
     def delete(self) -> None:
         with _without_redis("deleting the active context"):
@@ -129,56 +137,73 @@ def session_lock(school_id: int, contact_id: int):
     )
 
 
-async def take_session(lock, school_id: int, contact_id: int) -> tuple[bool, str | None]:
-    """Take a `session_lock` and read the active context in one round trip (a pipeline): (taken, the context's
-    JSON, or None when there is none). The context read is only used when the lock was taken: then no other turn
-    of the contact can change it. Raises RedisError like `lock.acquire()`."""
+# Take the session lock (KEYS[1]) and read the active context (KEYS[2]); or, when another turn holds the lock,
+# queue the message given (ARGV[3], if any) for that turn: RPUSH to the queue (KEYS[3]) and raise the flag (KEYS[4]).
+# One script, so the turn releasing the lock at that moment cannot miss the message: _RELEASE reads the flag in
+# the same step as it releases. (EVAL, not a registered script: no SCRIPT EXISTS round trip first.)
+_TAKE_OR_QUEUE = """
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, redis.call('get', KEYS[2])} end
+if ARGV[3] ~= '' then
+  redis.call('rpush', KEYS[3], ARGV[3])
+  redis.call('expire', KEYS[3], ARGV[4])
+  redis.call('set', KEYS[4], '1', 'EX', ARGV[4])
+end
+return {0}
+"""
+
+
+def queue_entry(message_id: int, text: str) -> str:
+    """A message that arrived while a turn runs, as the queue keeps it."""
+    return json.dumps({"message_id": message_id, "message": text, "timestamp": timezone.now().isoformat()})
+
+
+async def take_session(lock, school_id: int, contact_id: int, entry: str = "") -> tuple[bool, str | None]:
+    """Take a `session_lock` and read the active context in one round trip: (taken, the context's JSON, or None
+    when there is none). Not taken: `entry` (a `queue_entry`, if given) is queued for the turn holding the lock,
+    and the flag that turn watches raised, in the same step. The context read is only used when the lock was
+    taken: then no other turn of the contact can change it. Raises RedisError like `lock.acquire()`."""
     token = uuid.uuid4().hex
-    async with get_async_redis().pipeline(transaction=False) as pipe:
-        pipe.set(lock.name, token, nx=True, px=int(settings.SESSION_LOCK_TTL_SECONDS * 1000))
-        pipe.get(context_key(school_id, contact_id))
-        taken, raw = await pipe.execute()
-    if not taken:
+    keys = (lock.name, context_key(school_id, contact_id), queue_key(school_id, contact_id),
+            flag_key(school_id, contact_id))
+    reply = await get_async_redis().eval(_TAKE_OR_QUEUE, len(keys), *keys, token,
+                                         int(settings.SESSION_LOCK_TTL_SECONDS * 1000), entry,
+                                         settings.ACTIVE_CONTEXT_TTL_SECONDS)
+    if not reply[0]:
         return False, None
     lock.local.token = token.encode()
-    return True, raw
+    return True, reply[1] if len(reply) > 1 else None
 
 
-# redis-py's Lock.release script (delete the key only if it still holds our token), sent with EVAL so that it
-# can share a pipeline: a registered script in a pipeline costs a SCRIPT EXISTS round trip first.
-_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
+# Save the active context (ARGV[2] to KEYS[2], unless empty), release the lock (KEYS[1]) if it still holds our
+# token (ARGV[1]), and say whether a message was queued for this turn meanwhile (the flag, KEYS[3]).
+_RELEASE = """
+if ARGV[2] ~= '' then redis.call('set', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
+local released = 0
+if ARGV[1] ~= '' and redis.call('get', KEYS[1]) == ARGV[1] then released = redis.call('del', KEYS[1]) end
+return {released, redis.call('exists', KEYS[3])}
+"""
 
 
-def save_and_release(active: ActiveContext, lock) -> None:
+def save_and_release(active: ActiveContext, lock) -> bool | None:
     """The turn's end, from synchronous code: its active task saved and its `session_lock` released (with the
-    token check) in one Redis round trip. A lock already gone (expired, or lost with a Redis restart) or Redis
-    unreachable is only logged: the task is then not saved, and the lock expires on its own."""
+    token check) in one Redis round trip, which also tells whether a message was queued for this turn meanwhile
+    (True / False; None when Redis is unreachable). A lock already gone (expired, or lost with a Redis restart)
+    is only logged; with Redis unreachable the task is not saved and the lock expires on its own."""
     token, lock.local.token = lock.local.token, None
+    data = active.unsaved_json()
+    keys = (lock.name, context_key(active.school_id, active.contact_id),
+            flag_key(active.school_id, active.contact_id))
     try:
-        with get_redis().pipeline(transaction=False) as pipe:
-            active.save(pipe)
-            if token is not None:  # None: never taken (Redis was unreachable)
-                pipe.eval(_RELEASE, 1, lock.name, token)
-            released = pipe.execute()[-1] if len(pipe) else 1
+        released, flagged = get_redis().eval(_RELEASE, len(keys), *keys, token or "", data,
+                                             settings.ACTIVE_CONTEXT_TTL_SECONDS)
     except RedisError as exc:
-        active._saved = ""
         logger.warning("Redis unreachable while saving the active context and releasing %s (%s); the lock "
                        "expires on its own", lock.name, exc)
-        return
-    if not released:
+        return None
+    active.saved(data)
+    if token is not None and not released:  # None: never taken (Redis was unreachable)
         logger.warning("session lock %s was already gone", lock.name)
-
-
-async def enqueue(school_id: int, contact_id: int, message_id: int, text: str) -> None:
-    """Note a message that arrived while a turn runs, and raise the flag the turn watches."""
-    entry = json.dumps({"message_id": message_id, "message": text, "timestamp": timezone.now().isoformat()})
-    # Unreachable Redis: the message is stored, and the running turn reads the database before answering.
-    with _without_redis(f"queueing message {message_id}"):
-        async with get_async_redis().pipeline(transaction=True) as pipe:
-            pipe.rpush(queue_key(school_id, contact_id), entry)
-            pipe.expire(queue_key(school_id, contact_id), settings.ACTIVE_CONTEXT_TTL_SECONDS)
-            pipe.set(flag_key(school_id, contact_id), "1", ex=settings.ACTIVE_CONTEXT_TTL_SECONDS)
-            await pipe.execute()
+    return bool(flagged)
 
 
 async def has_new_messages(school_id: int, contact_id: int) -> bool:

@@ -64,6 +64,13 @@ def count_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
     return litellm_module().token_counter(model=TOKENIZER_MODEL, messages=messages, tools=tools or None)
 
 
+def token_bound(messages: list[dict]) -> int:
+    """At least `count_tokens(messages)` (plain chat messages), without the tokenizer: a byte-level BPE token covers
+    at least one byte, and a message adds at most 3 tokens besides its role's and content's. A prompt this bound
+    puts under a budget is under it; only one it does not needs counting."""
+    return 3 + sum(3 + len(m["role"]) + len(m["content"].encode()) for m in messages)
+
+
 def count_text_tokens(text: str) -> int:
     """Tokens of a plain text (e.g. what a model produced) in TOKENIZER_MODEL's tokenizer."""
     from chatbot.agent.model import litellm_module
@@ -201,8 +208,19 @@ def _summary_line(message: Message) -> str:
     return f"Parent: {text[:SUMMARY_LINE_CHARS]}{'…' if len(text) > SUMMARY_LINE_CHARS else ''}"
 
 
+def _summary_message(lines: list[str]) -> list[dict]:
+    return [{"role": "system", "content": " | ".join(lines)}] if lines else []
+
+
 def _summary_tokens(lines: list[str]) -> int:
-    return count_tokens([{"role": "system", "content": " | ".join(lines)}]) if lines else 0
+    return count_tokens(_summary_message(lines)) if lines else 0
+
+
+def _fits(lines: list[str], chat: list[dict], budget: int) -> bool:
+    """The summary and these messages are within the budget (counted only when the cheap bound cannot tell)."""
+    summary = _summary_message(lines)
+    bound = (token_bound(summary) if summary else 0) + token_bound(chat)
+    return bound <= budget or _summary_tokens(lines) + count_tokens(chat) <= budget
 
 
 def history(conversation: Conversation, before_ids: set[int], earlier: list[Message] | None = None) -> list[dict]:
@@ -215,7 +233,7 @@ def history(conversation: Conversation, before_ids: set[int], earlier: list[Mess
         earlier = hotpath.earlier_messages(conversation, before_ids)
     chat = [_as_chat(m) for m in earlier]
     lines = [line for line in conversation.summary.splitlines() if line]
-    if len(chat) <= MIN_RECENT_MESSAGES or _summary_tokens(lines) + count_tokens(chat) <= budget:
+    if len(chat) <= MIN_RECENT_MESSAGES or _fits(lines, chat, budget):
         return chat
     keep = len(chat)
     recent_budget = budget * (1 - SUMMARY_SHARE) * RECENT_SHARE

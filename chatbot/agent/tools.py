@@ -828,6 +828,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# Tools that only read: the active task they change (the slots shown) is saved with the turn's end. After any
+# other tool it is saved at once: a turn that fails after booking is tried again knowing what was booked.
+READ_ONLY_TOOLS = frozenset({"check_availability", "check_open_days", "get_faq_answer"})
+
+
 def _run_tool(name: str, arguments: dict) -> dict:
     try:
         result = TOOLS[name](**arguments)
@@ -836,7 +841,8 @@ def _run_tool(name: str, arguments: dict) -> dict:
     except Exception:  # a tool must answer, never crash the turn
         logger.exception("tool %s failed", name)
         result = _error("Something went wrong on our side while doing that. Please try again in a moment.")
-    _ctx().active.save()
+    if name not in READ_ONLY_TOOLS:
+        _ctx().active.save()
     return result
 
 

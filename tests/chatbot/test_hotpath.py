@@ -223,10 +223,10 @@ def test_the_first_turn_of_a_conversation_it_started_reads_no_history(monkeypatc
     monkeypatch.setattr(hotpath, "earlier_messages", lambda *args: reads.append(args) or original(*args))
 
     first = store_received(contact.school, contact, Channel.WEB, "hello", new_contact=True)
-    opened = _open_turn(contact.pk, first.conversation)
+    opened = _open_turn(contact.school_id, contact.pk, first.conversation)
     assert [m.pk for m in opened.batch] == [first.message.pk] and reads == []
 
     second = store_received(contact.school, contact, Channel.WEB, "are you there?")
     assert second.conversation.pk == first.conversation.pk
-    _open_turn(contact.pk, second.conversation)
+    _open_turn(contact.school_id, contact.pk, second.conversation)
     assert len(reads) == 1

@@ -5,6 +5,8 @@ import datetime as dt
 import pytest
 from django.test import override_settings
 from django.utils import timezone
+from hypothesis import given
+from hypothesis import strategies as st
 
 from bookings import services as bookings
 from chatbot.agent import prompt
@@ -86,3 +88,10 @@ def test_the_model_is_told_the_parents_language_when_the_school_offers_it(school
     assert read([{"role": "system", "content": system}]).language == "ta"
     school.languages = ["en", "zh-hans"]
     assert _facts(school, contact, ActiveContext(school.pk, contact.pk))["LANGUAGE"] == "en"
+
+
+@given(st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "system"]),
+                                       "content": st.text(max_size=60)}), max_size=6))
+def test_the_cheap_token_bound_never_undercounts(messages):
+    """The history skips the tokenizer when `token_bound` fits the budget: it must never be below the real count."""
+    assert prompt.token_bound(messages) >= prompt.count_tokens(messages)

@@ -271,7 +271,7 @@ def _offered(school, contact, text: str) -> tuple[set[str], tools.ToolContext]:
     from chatbot.services import _open_turn
 
     MessageFactory(conversation=current_conversation(school, contact, "web"), role=Message.Role.USER, text=text)
-    turn = _open_turn(contact.pk).turn
+    turn = _open_turn(contact.school_id, contact.pk).turn
     return {s["function"]["name"] for s in tools.schemas_for(turn.ctx)}, turn.ctx
 
 

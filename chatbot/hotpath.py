@@ -224,9 +224,10 @@ def _write_reply_and_steps(reply: Message, steps: Sequence[ReasoningStep], total
     PostgreSQL, else one transaction. With `unless_unanswered` (a contact), nothing is written if the contact
     has an unanswered message: returns whether it was written."""
     conditional = unless_unanswered is not None
-    reply_sql, params = _reply_sql(reply, conditional)
-    also = _totals_sql(**totals, conditional=conditional) if totals else None
-    if connection.vendor == "postgresql":
+    in_one = connection.vendor == "postgresql"  # else the check comes first, in the transaction
+    reply_sql, params = _reply_sql(reply, conditional and in_one)
+    also = _totals_sql(**totals, conditional=conditional and in_one) if totals else None
+    if in_one:
         ctes = [f"reply AS ({reply_sql})"] + ([f"also AS ({also[0]})"] if also else [])
         if conditional:
             ctes.insert(0, f"unanswered AS (SELECT EXISTS (SELECT 1 FROM {table(Message)} m "

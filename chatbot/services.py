@@ -10,7 +10,7 @@ because the database's `processed_at` is the truth about what was answered.
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -99,20 +99,67 @@ def store_received(school: School, contact: Contact, channel: str, text: str, ch
 
 async def receive(
     *, school: School, contact: Contact, channel: str, text: str, channel_message_id: str = "",
-    external_id: str = "", run: bool = True,
+    external_id: str = "", run: bool = True, on_stored: Callable[[Received], Awaitable] | None = None,
 ) -> Received:
-    """Store an inbound message and (unless `run` is False) answer everything pending for the contact."""
-    received = await database_hop(store_received)(school, contact, channel, text, channel_message_id, external_id)
+    """Store an inbound message and (unless `run` is False) answer everything pending for the contact.
+    `on_stored` is awaited once the message is stored, before the turn (e.g. to acknowledge it)."""
+    lock = memory.session_lock(school.pk, contact.pk) if run else None  # the lock's client is this loop's
+    received, start = await database_hop(_store_and_take)(school, contact, channel, text, channel_message_id,
+                                                          external_id, lock)
+    if on_stored:
+        await on_stored(received)
     if run and not received.duplicate:
-        await answer_or_queue(received)
+        await answer_or_queue(received, start)
     return received
 
 
-async def answer_or_queue(received: Received) -> None:
-    """Answer everything pending for the contact, or, if a turn is running, queue the message for it."""
+@dataclass
+class Start:
+    """The session lock, taken (or not: the message was queued for the turn holding it) in the hop that stored
+    the message; with no burst window, that hop also opened the turn (`opened`; `error`: it raised)."""
+
+    taken: bool
+    lock: object = None
+    context: str | None = None
+    opened_now: bool = False
+    opened: "Opened | None" = None
+    error: Exception | None = None
+
+
+def _store_and_take(school: School, contact: Contact, channel: str, text: str, channel_message_id: str,
+                    external_id: str, lock) -> tuple[Received, Start | None]:
+    """`receive()`'s database hop: the message stored; with a `lock` (the contact's `memory.session_lock`), then
+    the lock taken (or the message queued for the turn holding it), and with no burst window to wait for, the
+    turn opened (`_open_turn`): one hop from the parent's message to the prompt."""
+    received = store_received(school, contact, channel, text, channel_message_id, external_id)
+    if lock is None or received.duplicate:
+        return received, None
     conversation, message = received.conversation, received.message
-    if not await run_pending_turns(conversation.school_id, conversation.contact_id, conversation,
-                                   queue=memory.queue_entry(message.pk, message.text)):
+    school_id, contact_id = conversation.school_id, conversation.contact_id
+    taken, context = _acquire_now(lock, school_id, contact_id, memory.queue_entry(message.pk, message.text))
+    start = Start(taken, lock, context)
+    if taken and settings.CHAT_BURST_WINDOW_SECONDS == 0:
+        start.opened_now = True
+        try:
+            start.opened = _open_turn(school_id, contact_id, conversation, context)
+        except Exception as exc:  # raised in `run_pending_turns`, where the lock is released
+            start.error = exc
+    return received, start
+
+
+async def answer_or_queue(received: Received, start: Start | None = None) -> None:
+    """Answer everything pending for the contact, or, if a turn is running, queue the message for it. `start`:
+    the lock was already asked for where the message was stored (`_store_and_take`)."""
+    conversation, message = received.conversation, received.message
+    if start is not None and start.taken:
+        answered = await run_pending_turns(conversation.school_id, conversation.contact_id, conversation,
+                                           start=start)
+    elif start is None:
+        answered = await run_pending_turns(conversation.school_id, conversation.contact_id, conversation,
+                                           queue=memory.queue_entry(message.pk, message.text))
+    else:
+        answered = False
+    if not answered:
         await _tell("the queued notice", observer_for(conversation.channel).queued(conversation, message))
 
 
@@ -199,9 +246,10 @@ class _ReleaseAndLook:
 
 
 async def run_pending_turns(school_id: int, contact_id: int, conversation: Conversation | None = None,
-                            queue: str = "") -> bool:
+                            queue: str = "", start: Start | None = None) -> bool:
     """Answer the contact's pending messages under the session lock; False if another turn holds it (then
-    `queue`, a `memory.queue_entry`, is queued for that turn).
+    `queue`, a `memory.queue_entry`, is queued for that turn). `start`: the lock already taken (and perhaps the
+    turn opened) by the hop that stored the message.
 
     A turn is three database hops (see `chatbot.agent.loop`): `_open_turn` takes the
     messages and reads the context, each tool cycle stores its steps, and the last
@@ -217,17 +265,24 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
     burst = settings.CHAT_BURST_WINDOW_SECONDS
     first = True
     while True:
-        lock = memory.session_lock(school_id, contact_id)
-        taken, context = await _acquire(lock, school_id, contact_id, queue if first else "")
+        if start is not None:
+            lock, taken, context = start.lock, start.taken, start.context
+        else:
+            lock = memory.session_lock(school_id, contact_id)
+            taken, context = await _acquire(lock, school_id, contact_id, queue if first else "")
         if not taken:
             return not first  # after a first round: the turn holding the lock answers what is left
         first = False
         release = _ReleaseAndLook(lock, contact_id)
         try:
-            await asyncio.sleep(burst)  # let a burst of fragments land (before the first batch only)
-            burst = 0
-            opened = await database_hop(_open_turn)(school_id, contact_id, conversation, context)
-            conversation = None
+            if start is not None and start.opened_now:
+                if start.error is not None:
+                    raise start.error
+                opened = start.opened
+            else:
+                await asyncio.sleep(burst)  # let a burst of fragments land (before the first batch only)
+                opened = await database_hop(_open_turn)(school_id, contact_id, conversation, context)
+            burst, conversation, start = 0, None, None
             if opened is not None:
                 failures = await _answer_or_give_back(opened, release, failures)
         finally:
@@ -272,6 +327,15 @@ async def _acquire(lock, school_id: int, contact_id: int, queue: str) -> tuple[b
         return True, None
 
 
+def _acquire_now(lock, school_id: int, contact_id: int, queue: str) -> tuple[bool, str | None]:
+    """`_acquire` from a database hop."""
+    try:
+        return memory.take_session_now(lock, school_id, contact_id, queue)
+    except RedisError as exc:
+        logger.warning("Redis unreachable (%s): answering without the session lock", exc)
+        return True, None
+
+
 async def _release(lock) -> None:
     try:
         await lock.release()
@@ -292,14 +356,20 @@ async def _tell(what: str, call: Awaitable) -> None:
 
 async def _answer(conversation: Conversation, turn: loop.Turn, after_finish: loop.AfterFinish) -> Message:
     observer = observer_for(conversation.channel)
-    await _tell("typing", observer.typing(conversation, True))
+    # Typing is shown while the model thinks: sent alongside the turn, and done before any other frame.
+    typing = asyncio.ensure_future(_tell("typing", observer.typing(conversation, True)))
+
+    async def on_steps(steps: list[dict]) -> None:
+        await typing
+        await _tell("reasoning steps", observer.steps(conversation, steps))
+
     try:
-        finished = await loop.run_prepared(
-            turn, on_steps=lambda steps: _tell("reasoning steps", observer.steps(conversation, steps)),
-            after_finish=after_finish)
+        finished = await loop.run_prepared(turn, on_steps=on_steps, after_finish=after_finish)
     except BaseException:
+        await typing
         await _tell("typing", observer.typing(conversation, False))
         raise
+    await typing
     await _tell("the reply", observer.turn_reply(conversation, finished.reply, finished.steps))
     return finished.reply
 

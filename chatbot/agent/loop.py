@@ -216,10 +216,8 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             if isinstance(step, RunTools):
                 calls = step.calls
                 pending += _asked(turn, cycle, answer)
-                results = await asyncio.gather(*[_timed_execute(call, turn.ctx) for call in calls])
-                pending += _observed(turn, cycle, calls, results)
+                unread = await _run_tools(turn, cycle, calls, pending, on_steps)
                 calls = []
-                unread = await _store_and_stream(turn, pending, on_steps)
                 continue
             # Messages that arrived while the model answered are taken in instead, and everything answered
             # together. On the last cycle they are left pending (the next turn answers them): taking them here
@@ -283,16 +281,43 @@ def _observed(turn: Turn, cycle: int, calls: list[dict], results: list[tuple[dic
     return steps
 
 
-async def _store_and_stream(turn: Turn, steps: list[ReasoningStep], on_steps: StepsCallback | None) -> bool:
-    """Phase 2: a cycle's steps in one statement (after the tools' own writes; the first cycle's also inserts the
-    reply's row), then streamed; `steps` is emptied. Meanwhile, whether new messages arrived (for the next
-    cycle's prompt) is looked up: returned."""
-    _, unread = await asyncio.gather(database_hop(hotpath.store_steps)(turn.reply, steps),
-                                     memory.has_new_messages(turn.conversation.school_id, turn.conversation.contact_id))
-    stored, steps[:] = [step_payload(step) for step in steps], []
-    if on_steps:
-        await on_steps(stored)
+async def _run_tools(turn: Turn, cycle: int, calls: list[dict], pending: list[ReasoningStep],
+                     on_steps: StepsCallback | None) -> bool:
+    """Phase 2: run the cycle's tools (each in a database hop, concurrently), store the cycle's steps in one
+    statement after the tools' own writes (the first cycle's also inserts the reply's row), then stream them;
+    `pending` is emptied. A single tool call's steps are stored in the tool's own hop. Meanwhile, whether new
+    messages arrived (for the next cycle's prompt) is looked up: returned."""
+    school_id, contact_id = turn.conversation.school_id, turn.conversation.contact_id
+    if len(calls) == 1:
+        stored: list[ReasoningStep] = []
+
+        def store(result: dict, latency_ms: int) -> None:  # in the tool's hop, right after it
+            steps = pending + _observed(turn, cycle, calls, [(result, latency_ms)])
+            hotpath.store_steps(turn.reply, steps)
+            stored.extend(steps)
+
+        started = time.perf_counter()
+        (_, result), unread = await asyncio.gather(tools.execute(calls[0]["name"], calls[0]["arguments"], turn.ctx,
+                                                                 then=store),
+                                                   memory.has_new_messages(school_id, contact_id))
+        if stored:
+            pending.clear()
+            await _stream(stored, on_steps)
+            return unread
+        results = [(result, int((time.perf_counter() - started) * 1000))]  # the tool did not run
+    else:
+        results = await asyncio.gather(*[_timed_execute(call, turn.ctx) for call in calls])
+    pending += _observed(turn, cycle, calls, results)
+    _, unread = await asyncio.gather(database_hop(hotpath.store_steps)(turn.reply, pending),
+                                     memory.has_new_messages(school_id, contact_id))
+    steps, pending[:] = list(pending), []
+    await _stream(steps, on_steps)
     return unread
+
+
+async def _stream(steps: list[ReasoningStep], on_steps: StepsCallback | None) -> None:
+    if on_steps:
+        await on_steps([step_payload(step) for step in steps])
 
 
 def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool) -> None:

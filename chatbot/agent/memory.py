@@ -157,21 +157,35 @@ def queue_entry(message_id: int, text: str) -> str:
     return json.dumps({"message_id": message_id, "message": text, "timestamp": timezone.now().isoformat()})
 
 
+def _take_arguments(lock, school_id: int, contact_id: int, entry: str) -> tuple[str, list]:
+    """A new lock token, and the EVAL arguments of _TAKE_OR_QUEUE."""
+    token = uuid.uuid4().hex
+    keys = [lock.name, context_key(school_id, contact_id), queue_key(school_id, contact_id),
+            flag_key(school_id, contact_id)]
+    return token, [_TAKE_OR_QUEUE, len(keys), *keys, token, int(settings.SESSION_LOCK_TTL_SECONDS * 1000), entry,
+                   settings.ACTIVE_CONTEXT_TTL_SECONDS]
+
+
+def _taken(lock, token: str, reply: list) -> tuple[bool, str | None]:
+    if not reply[0]:
+        return False, None
+    lock.local.token = token.encode()
+    return True, reply[1] if len(reply) > 1 else None
+
+
 async def take_session(lock, school_id: int, contact_id: int, entry: str = "") -> tuple[bool, str | None]:
     """Take a `session_lock` and read the active context in one round trip: (taken, the context's JSON, or None
     when there is none). Not taken: `entry` (a `queue_entry`, if given) is queued for the turn holding the lock,
     and the flag that turn watches raised, in the same step. The context read is only used when the lock was
     taken: then no other turn of the contact can change it. Raises RedisError like `lock.acquire()`."""
-    token = uuid.uuid4().hex
-    keys = (lock.name, context_key(school_id, contact_id), queue_key(school_id, contact_id),
-            flag_key(school_id, contact_id))
-    reply = await get_async_redis().eval(_TAKE_OR_QUEUE, len(keys), *keys, token,
-                                         int(settings.SESSION_LOCK_TTL_SECONDS * 1000), entry,
-                                         settings.ACTIVE_CONTEXT_TTL_SECONDS)
-    if not reply[0]:
-        return False, None
-    lock.local.token = token.encode()
-    return True, reply[1] if len(reply) > 1 else None
+    token, arguments = _take_arguments(lock, school_id, contact_id, entry)
+    return _taken(lock, token, await get_async_redis().eval(*arguments))
+
+
+def take_session_now(lock, school_id: int, contact_id: int, entry: str = "") -> tuple[bool, str | None]:
+    """`take_session` from synchronous code (a database hop)."""
+    token, arguments = _take_arguments(lock, school_id, contact_id, entry)
+    return _taken(lock, token, get_redis().eval(*arguments))
 
 
 # Save the active context (ARGV[2] to KEYS[2], unless empty), release the lock (KEYS[1]) if it still holds our

@@ -13,6 +13,7 @@ import datetime as dt
 import inspect
 import json
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -833,7 +834,8 @@ def __getattr__(name: str):
 READ_ONLY_TOOLS = frozenset({"check_availability", "check_open_days", "get_faq_answer"})
 
 
-def _run_tool(name: str, arguments: dict) -> dict:
+def _run_tool(name: str, arguments: dict, then: Callable[[dict, int], None] | None = None) -> dict:
+    started = time.perf_counter()
     try:
         result = TOOLS[name](**arguments)
     except BookingError as exc:
@@ -843,6 +845,8 @@ def _run_tool(name: str, arguments: dict) -> dict:
         result = _error("Something went wrong on our side while doing that. Please try again in a moment.")
     if name not in READ_ONLY_TOOLS:
         _ctx().active.save()
+    if then is not None:
+        then(result, int((time.perf_counter() - started) * 1000))
     return result
 
 
@@ -868,15 +872,21 @@ def parse_arguments(name: str, raw: str | dict | None) -> tuple[dict | None, dic
     return arguments, None
 
 
-async def execute(name: str, raw_arguments: str | dict | None, ctx: ToolContext) -> tuple[dict | None, dict]:
-    """Run one tool call for the model: (parsed arguments, result). Never raises."""
+async def execute(name: str, raw_arguments: str | dict | None, ctx: ToolContext,
+                  then: Callable[[dict, int], None] | None = None) -> tuple[dict | None, dict]:
+    """Run one tool call for the model: (parsed arguments, result). Never raises, except what `then` raises.
+
+    `then(result, milliseconds)` runs in the tool's own database hop, right after it (e.g. to store the
+    result): only if the tool ran. A hop that has started always runs to its end and its result is used
+    (asgiref waits for a started thread, even past TOOL_TIMEOUT_SECONDS); one the timeout cancels before
+    it started never runs."""
     arguments, problem = parse_arguments(name, raw_arguments)
     if problem:
         return arguments, problem
     current_context.set(ctx)
     try:
         result = await asyncio.wait_for(
-            database_hop(_run_tool)(name, arguments), TOOL_TIMEOUT_SECONDS
+            database_hop(_run_tool)(name, arguments, then), TOOL_TIMEOUT_SECONDS
         )
     except TimeoutError:
         result = _error(f"{name} took too long to answer. Please try again.")

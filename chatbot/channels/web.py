@@ -346,20 +346,24 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         task.add_done_callback(self.tasks.discard)
 
     async def _deliver(self, text: str, client_id: str) -> None:
-        received = None
+        async def ack(received: Received) -> None:
+            if received.message is not None:
+                await self.send_json({"type": "ack", "client_id": client_id, "message_id": received.message.pk,
+                                      "duplicate": received.duplicate})
+
+        first = None
         async with self.first_message:  # messages sent at once: the first creates the contact, the others wait
             if self.contact is None:
-                received = await database_hop(_store_first)(self.school, self.visitor, text, client_id,
-                                                            self.new_visitor)
-                self.contact = received.conversation.contact
-        if received is None:
-            received = await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
-                                     channel_message_id=_message_id(self.contact, client_id), run=False)
-        if received.message is not None:
-            await self.send_json({"type": "ack", "client_id": client_id, "message_id": received.message.pk,
-                                  "duplicate": received.duplicate})
-        if not received.duplicate:
-            await answer_or_queue(received)
+                first = await database_hop(_store_first)(self.school, self.visitor, text, client_id,
+                                                         self.new_visitor)
+                self.contact = first.conversation.contact
+        if first is None:
+            await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
+                          channel_message_id=_message_id(self.contact, client_id), on_stored=ack)
+            return
+        await ack(first)
+        if not first.duplicate:
+            await answer_or_queue(first)
 
     async def _error(self, code: str, text: str, client_id: str = "") -> None:
         await self.send_json({"type": "error", "code": code, "text": text, "client_id": client_id})

@@ -201,6 +201,34 @@ def test_a_tool_cycle_stores_the_reply_row_with_its_steps_and_the_end_fills_it_i
     assert (conversation.total_tokens, conversation.outcome) == (20, "")
 
 
+@pytest.mark.parametrize("stored_by_a_tool_cycle", [False, True])
+def test_the_answer_is_not_stored_while_a_message_of_the_contact_waits(stored_by_a_tool_cycle):
+    """`unless_unanswered`: a message that arrived while the model answered stops the turn's last write (the turn
+    takes it in and answers everything together); nothing of the answer is written until none waits."""
+    conversation = ConversationFactory(total_tokens=5)
+    asked = _message(conversation, 2, processed_at=timezone.now())
+    reply = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel,
+                    reply_to=asked)
+    if stored_by_a_tool_cycle:
+        hotpath.store_steps(reply, _steps(reply, 1, 1))
+    waiting = _message(conversation, 1, text="and one more thing")  # not processed
+    _answer(reply)
+    contact_id = conversation.contact_id
+
+    assert not hotpath.finish_turn(reply, _steps(reply, 2, 1), conversation.pk, timezone.now(),
+                                   unless_unanswered=contact_id)
+    assert not Message.objects.filter(conversation=conversation, role=Message.Role.ASSISTANT).exclude(text="").exists()
+    assert ReasoningStep.objects.filter(message__conversation=conversation, cycle=2).count() == 0
+    assert Conversation.objects.get(pk=conversation.pk).total_tokens == 5
+
+    Message.objects.filter(pk=waiting.pk).update(processed_at=timezone.now())
+    assert hotpath.finish_turn(reply, _steps(reply, 2, 1), conversation.pk, timezone.now(),
+                               unless_unanswered=contact_id)
+    assert Message.objects.get(pk=reply.pk).text == "Here you are."
+    assert ReasoningStep.objects.filter(message=reply, cycle=2).count() == 1
+    assert Conversation.objects.get(pk=conversation.pk).total_tokens == 25
+
+
 def test_the_open_conversation_comes_with_its_school_and_contact():
     conversation = ConversationFactory(external_id="1:42")
     ConversationFactory(school=conversation.school, contact=conversation.contact, status=Conversation.Status.ENDED)

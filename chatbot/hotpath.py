@@ -40,22 +40,67 @@ FACT_HINTS = ("has_upcoming_tours", "has_children", "has_waitlist_entries")
 
 
 # --- the turn's statements ----------------------------------------------------------------------
+def _latest_open(school_id: int, contact_id: int, channel: str, external_id: str) -> tuple[str, list]:
+    """SELECT of the contact's latest active or handed-off conversation on the channel (its columns, alias-free)."""
+    sql = (f"SELECT * FROM {table(Conversation)} WHERE school_id = %s AND contact_id = %s AND channel = %s "
+           "AND status IN (%s, %s)" + (" AND external_id = %s" if external_id else "")
+           + " ORDER BY started_at DESC LIMIT 1")
+    params = [school_id, contact_id, channel, Conversation.Status.ACTIVE, Conversation.Status.HANDED_OFF]
+    return sql, params + ([external_id] if external_id else [])
+
+
+def _with_school_and_contact(rows: list) -> tuple[Conversation | None, list]:
+    """The conversation of the first row of `_conversation_columns()` (None if none), and its extra values."""
+    if not rows:
+        return None, []
+    conversation, school, contact, *extra = instances(rows, Conversation, School, Contact)[0]
+    conversation.school, conversation.contact = school, contact
+    return conversation, extra
+
+
+def _conversation_columns() -> str:
+    """The columns of the CTE `c` (a conversation), with its school's and contact's, joined as FROM `_joined()`."""
+    return f"{columns(Conversation, 'c')}, {columns(School, 's')}, {columns(Contact, 'p')}"
+
+
+def _joined() -> str:
+    return f"c JOIN {table(School)} s ON s.id = c.school_id JOIN {table(Contact)} p ON p.id = c.contact_id"
+
+
 def open_conversation(school_id: int, contact_id: int, channel: str, external_id: str = "") -> Conversation | None:
     """The contact's latest active or handed-off conversation on the channel, with its school and contact."""
-    sql = (f"SELECT {columns(Conversation, 'c')}, {columns(School, 's')}, {columns(Contact, 'p')} "
-           f"FROM {table(Conversation)} c JOIN {table(School)} s ON s.id = c.school_id "
-           f"JOIN {table(Contact)} p ON p.id = c.contact_id "
-           "WHERE c.school_id = %s AND c.contact_id = %s AND c.channel = %s AND c.status IN (%s, %s)"
-           + (" AND c.external_id = %s" if external_id else "") + " ORDER BY c.started_at DESC LIMIT 1")
-    params = [school_id, contact_id, channel, Conversation.Status.ACTIVE, Conversation.Status.HANDED_OFF]
+    latest, params = _latest_open(school_id, contact_id, channel, external_id)
     with hot_cursor() as cursor:
-        cursor.execute(sql, params + ([external_id] if external_id else []))
-        rows = instances(cursor.fetchall(), Conversation, School, Contact)
-    if not rows:
-        return None
-    conversation, school, contact = rows[0]
-    conversation.school, conversation.contact = school, contact
-    return conversation
+        cursor.execute(f"WITH c AS ({latest}) SELECT {_conversation_columns()} FROM {_joined()}", params)
+        return _with_school_and_contact(cursor.fetchall())[0]
+
+
+def store_in_open_conversation(message: Message, school_id: int, contact_id: int, external_id: str,
+                               idle_since: dt.datetime) -> Conversation | None:
+    """PostgreSQL: a new parent's message (its conversation not set) stored in the contact's open conversation on
+    its channel (`open_conversation`) if that one is still current: active since `idle_since`, or handed off;
+    that conversation made the latest activity; one statement. Returns the open conversation (with its school
+    and contact) or None; `message` is stored (its primary key set) only if the conversation was current."""
+    latest, params = _latest_open(school_id, contact_id, message.channel, external_id)
+    fields = insert_fields(Message)
+    conversation = Message._meta.get_field("conversation")
+    values = [v for f, v in zip(fields, db_values(message, fields, True), strict=True) if f is not conversation]
+    inserted = ", ".join("c.id" if f is conversation else "%s" for f in fields)
+    conversations = table(Conversation)
+    sql = (f"WITH c AS ({latest}), "
+           f"stored AS (INSERT INTO {table(Message)} ({', '.join(quote(f.column) for f in fields)}) "
+           f"SELECT {inserted} FROM c WHERE c.last_message_at IS NULL OR c.last_message_at >= %s OR c.status = %s "
+           "RETURNING id, created_at), "
+           f"touched AS (UPDATE {conversations} SET last_message_at = stored.created_at FROM stored, c "
+           f"WHERE {conversations}.id = c.id) "
+           f"SELECT {_conversation_columns()}, (SELECT id FROM stored) FROM {_joined()}")
+    with hot_cursor() as cursor:
+        cursor.execute(sql, params + values + [when(idle_since), Conversation.Status.HANDED_OFF])
+        found, extra = _with_school_and_contact(cursor.fetchall())
+    if found is not None and extra[0] is not None:
+        message.conversation = found
+        stored(message, extra[0])
+    return found
 
 
 def store_message(message: Message) -> Message:
@@ -192,12 +237,14 @@ def _json_value(value: object) -> object:
     return value.isoformat() if isinstance(value, dt.datetime) else value
 
 
-# With `unless_unanswered`, every write of the statement is conditional on this CTE finding no unanswered message.
+# Where a statement looks for the contact's unanswered messages, this CTE holds whether there is one; with
+# `only_if_none`, each of its writes is conditional on there being none.
 _NONE_UNANSWERED = "NOT (SELECT found FROM unanswered)"
 
 
-def _reply_sql(reply: Message, conditional: bool) -> tuple[str, list]:
-    """The reply's INSERT (a new one, whole) or the UPDATE of its answer (stored by a tool cycle), RETURNING id."""
+def _reply_sql(reply: Message, answer: bool, conditional: bool) -> tuple[str, list]:
+    """The reply's row, as the CTE `reply` the steps read its id from: a new one INSERTed whole, or, stored by an
+    earlier cycle, its `answer` UPDATEd in (else only its id)."""
     pk = quote(Message._meta.pk.column)
     if reply.pk is None:
         sql = insert_sql(Message, 1, False)
@@ -205,6 +252,8 @@ def _reply_sql(reply: Message, conditional: bool) -> tuple[str, list]:
             head, _, values = sql.partition(" VALUES ")
             sql = f"{head} SELECT {values[1:-1]} WHERE {_NONE_UNANSWERED}"
         return f"{sql} RETURNING {pk}", db_values(reply, insert_fields(Message), True)
+    if not answer:
+        return "SELECT %s AS id", [reply.pk]
     sql, params = update_sql(reply, REPLY_ANSWER_FIELDS)
     return f"{sql}{f' AND {_NONE_UNANSWERED}' if conditional else ''} RETURNING {pk}", params
 
@@ -218,52 +267,53 @@ def _totals_sql(conversation_id: int, tokens: int, cost: Decimal, at: dt.datetim
     return sql, params + ([outcome] if outcome is not None else []) + [conversation_id]
 
 
-def _write_reply_and_steps(reply: Message, steps: Sequence[ReasoningStep], totals: dict | None = None,
-                           unless_unanswered: int | None = None) -> bool:
-    """The reply's row, then the steps (and, with `totals`, the conversation's UPDATE): one statement on
-    PostgreSQL, else one transaction. With `unless_unanswered` (a contact), nothing is written if the contact
-    has an unanswered message: returns whether it was written."""
-    conditional = unless_unanswered is not None
-    in_one = connection.vendor == "postgresql"  # else the check comes first, in the transaction
-    reply_sql, params = _reply_sql(reply, conditional and in_one)
-    also = _totals_sql(**totals, conditional=conditional and in_one) if totals else None
+def _write(reply: Message, steps: Sequence[ReasoningStep], totals: dict | None = None,
+           unanswered_of: int | None = None, only_if_none: bool = False) -> tuple[bool, bool]:
+    """The reply's row (with its answer, given `totals`), then the steps and, with `totals`, the conversation's
+    UPDATE: one statement on PostgreSQL, else one transaction. With `unanswered_of` (a contact), whether it has
+    an unanswered message is read in the same statement, and with `only_if_none` nothing is written if so.
+    Returns (written, an unanswered message found)."""
+    check, in_one = unanswered_of is not None, connection.vendor == "postgresql"
+    conditional = only_if_none and check and in_one  # elsewhere the check comes first, in the transaction
+    reply_sql, params = _reply_sql(reply, totals is not None, conditional)
+    also = _totals_sql(**totals, conditional=conditional) if totals else None
     if in_one:
         ctes = [f"reply AS ({reply_sql})"] + ([f"also AS ({also[0]})"] if also else [])
-        if conditional:
+        ctes.append(f"saved AS ({_steps_insert_sql()})")
+        if check:
             ctes.insert(0, f"unanswered AS (SELECT EXISTS (SELECT 1 FROM {table(Message)} m "
                            f"WHERE {_unanswered('m')}) AS found)")
-            params = _unanswered_params(unless_unanswered) + params
+            params = _unanswered_params(unanswered_of) + params
+        found = "(SELECT found FROM unanswered)" if check else "false"
         with hot_cursor() as cursor:
-            cursor.execute(f"WITH {', '.join(ctes)} {_steps_insert_sql()}",
+            cursor.execute(f"WITH {', '.join(ctes)} SELECT (SELECT max(message_id) FROM saved), {found}",
                            params + (also[1] if also else []) + [_steps_json(steps)])
-            row = cursor.fetchone()
-        if row is None:  # an unanswered message: nothing written
-            return False
+            reply_id, unanswered = cursor.fetchone()
+        if reply_id is None:  # only_if_none, and an unanswered message: nothing written
+            return False, True
         if reply.pk is None:
-            stored(reply, row[0])
-        return True
+            stored(reply, reply_id)
+        return True, unanswered
     with transaction.atomic(), hot_cursor() as cursor:
-        if conditional and has_unanswered(unless_unanswered):
-            return False
-        cursor.execute(reply_sql, params)
+        unanswered = check and has_unanswered(unanswered_of)
+        if unanswered and only_if_none:
+            return False, True
+        if reply.pk is None or totals is not None:
+            cursor.execute(reply_sql, params)
         if reply.pk is None:
             stored(reply, cursor.fetchone()[0])
         insert_many(steps)  # their message is the reply, stored now
         if also:
             cursor.execute(*also)
-    return True
+    return True, unanswered
 
 
-def store_steps(reply: Message, steps: Sequence[ReasoningStep]) -> None:
+def store_steps(reply: Message, steps: Sequence[ReasoningStep], unanswered_of: int | None = None) -> bool:
     """A tool cycle's reasoning steps, and the reply's row first if no earlier cycle stored it (the steps are
-    its steps). The reply is then stored, still without its answer."""
-    if reply.pk is None:
-        _write_reply_and_steps(reply, steps)
-    elif connection.vendor == "postgresql":
-        with hot_cursor() as cursor:
-            cursor.execute(f"WITH reply AS (SELECT %s AS id) {_steps_insert_sql()}", [reply.pk, _steps_json(steps)])
-    else:
-        insert_many(steps)
+    its steps; the reply is then stored, still without its answer). With `unanswered_of` (the contact): returns
+    whether a message of theirs waits to be answered (one that arrived during the cycle), read in the same
+    statement."""
+    return _write(reply, steps, unanswered_of=unanswered_of)[1]
 
 
 def finish_turn(reply: Message, steps: Sequence[ReasoningStep], conversation_id: int, at: dt.datetime,
@@ -276,4 +326,4 @@ def finish_turn(reply: Message, steps: Sequence[ReasoningStep], conversation_id:
     answered (one that arrived while the model answered): returns False, and the turn takes it in instead."""
     totals = {"conversation_id": conversation_id, "tokens": reply.prompt_tokens + reply.completion_tokens,
               "cost": reply.cost, "at": at, "outcome": outcome}
-    return _write_reply_and_steps(reply, steps, totals, unless_unanswered)
+    return _write(reply, steps, totals, unless_unanswered, only_if_none=True)[0]

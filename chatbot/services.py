@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 from redis.exceptions import RedisError
@@ -90,11 +90,34 @@ def store_received(school: School, contact: Contact, channel: str, text: str, ch
                    external_id: str = "", new_contact: bool = False) -> Received:
     """`receive()`'s database part: the message stored in the contact's current conversation. `new_contact`:
     the contact was created just now, so it has no conversation to look up."""
+    if not new_contact and connection.vendor == "postgresql":
+        received = _store_in_open_conversation(school, contact, channel, text, channel_message_id, external_id)
+        if received is not None:
+            return received
     conversation = current_conversation(school, contact, channel, external_id, new_contact)
     message, created = store_inbound(conversation, text, channel_message_id)
     if conversation.__dict__.pop("started_now", False) and created:
         conversation.first_message_id = message.pk  # its turn has no history to read (chatbot.agent.loop)
     return Received(message, not created, conversation)
+
+
+def _store_in_open_conversation(school: School, contact: Contact, channel: str, text: str, channel_message_id: str,
+                                external_id: str) -> Received | None:
+    """The common case in one statement (PostgreSQL): the message stored in the contact's open conversation,
+    read in the same statement (`hotpath.store_in_open_conversation`). None when there is no current one (the
+    idle timeout ends it and starts a new one) or the message was a redelivery: `current_conversation` and
+    `store_inbound` then do it step by step."""
+    text = without_nul(text)
+    message = Message(role=Message.Role.USER, text=text, channel=channel, channel_message_id=channel_message_id,
+                      language=language.remember(contact, text))
+    idle_since = timezone.now() - dt.timedelta(seconds=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+    try:
+        with savepoint_if_nested():
+            conversation = hotpath.store_in_open_conversation(message, school.pk, contact.pk, external_id,
+                                                              idle_since)
+    except IntegrityError:  # a redelivery (unique channel message id)
+        return None
+    return Received(message, False, conversation) if message.pk is not None else None
 
 
 async def receive(
@@ -251,11 +274,12 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
     `queue`, a `memory.queue_entry`, is queued for that turn). `start`: the lock already taken (and perhaps the
     turn opened) by the hop that stored the message.
 
-    A turn is three database hops (see `chatbot.agent.loop`): `_open_turn` takes the
-    messages and reads the context, each tool cycle stores its steps, and the last
-    stores the reply and releases the lock. After releasing it looks once more, so a
-    message that arrived just as the lock was being released is never stranded, and
-    takes the lock again for it. A turn that fails (database connection dropped,
+    A turn's database work is one hop per phase (see `chatbot.agent.loop`): `_open_turn`
+    takes the messages and reads the context (in the hop that stored the message, when
+    `start` says so), each tool cycle stores its steps, and the last stores the reply and
+    releases the lock, learning whether a message was queued meanwhile: then it takes the
+    lock again for it, so a message that arrived just as the lock was being released is
+    never stranded. A turn that fails (database connection dropped,
     Redis gone) gives its messages back and is tried again, up to TURN_ATTEMPTS times
     per call; then the parent is told (see `_apologise`) and the error is raised for
     the caller to record. `conversation`, if the caller has just read it, spares the first batch reading it again

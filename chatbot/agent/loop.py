@@ -2,19 +2,23 @@
 
 Per cycle: prompt -> model -> one of three typed steps (`FinalAnswer`, `RunTools`,
 `GaveUp`), at most `LLM_MAX_CYCLES` cycles. The turn's database work is grouped
-into one database hop (`config.hops`) per phase, because every hop waits for one
-of a few database threads and hands a pooled connection over:
+into one database hop (`config.hops`) per phase, because every hop hands the work
+to a database thread and back:
 
-1. `prepare_turn` (the caller's first hop): the active task, the earlier messages
-   and the prompt (the reply's row is written with its first steps);
-2. per tool cycle, after the tools ran (each on a database thread, concurrently):
-   the cycle's reasoning steps (the first cycle's with the reply's row) in one
-   statement, then streamed together;
-3. `_finish`: the answer step, the reply and the conversation's totals in one
-   statement (`chatbot.hotpath.finish_turn`; a transaction when the turn settles an
-   outcome), then the caller's `after_finish` (e.g. the active task saved with the
-   session lock's release), in the same hop. The steps stored here are returned
-   for the caller to deliver with the reply.
+1. `prepare_turn` (in the caller's first hop, which also stored the message and took
+   the session lock: `chatbot.services`): the active task, the earlier messages and
+   the prompt (the reply's row is written with its first steps);
+2. per tool cycle: the tools, each in a hop of its own (concurrently); the cycle's
+   reasoning steps in one statement after the tools' writes (the first cycle's with
+   the reply's row): a single tool call's in its own hop, right after it; then
+   streamed together;
+3. `_finish`: unless a message of the contact is waiting (one that arrived while the
+   model answered: it is taken into the turn and the model asked again), the answer
+   step, the reply and the conversation's totals in one statement
+   (`chatbot.hotpath.finish_turn`; a transaction when the turn settles an outcome),
+   then the caller's `after_finish` (e.g. the active task saved with the session
+   lock's release), in the same hop. The steps stored here are returned for the
+   caller to deliver with the reply.
 
 Every tool call id gets a result, even when the turn is interrupted, so history
 never dangles. A turn that gives up says so in the reply's payload (`gave_up`).
@@ -285,34 +289,32 @@ async def _run_tools(turn: Turn, cycle: int, calls: list[dict], pending: list[Re
                      on_steps: StepsCallback | None) -> bool:
     """Phase 2: run the cycle's tools (each in a database hop, concurrently), store the cycle's steps in one
     statement after the tools' own writes (the first cycle's also inserts the reply's row), then stream them;
-    `pending` is emptied. A single tool call's steps are stored in the tool's own hop. Meanwhile, whether new
-    messages arrived (for the next cycle's prompt) is looked up: returned."""
-    school_id, contact_id = turn.conversation.school_id, turn.conversation.contact_id
+    `pending` is emptied. A single tool call's steps are stored in the tool's own hop. The same statement
+    reads whether a message of the contact arrived meanwhile (for the next cycle's prompt): returned."""
+    contact_id = turn.conversation.contact_id
     if len(calls) == 1:
         stored: list[ReasoningStep] = []
+        unread = []
 
         def store(result: dict, latency_ms: int) -> None:  # in the tool's hop, right after it
             steps = pending + _observed(turn, cycle, calls, [(result, latency_ms)])
-            hotpath.store_steps(turn.reply, steps)
+            unread.append(hotpath.store_steps(turn.reply, steps, unanswered_of=contact_id))
             stored.extend(steps)
 
         started = time.perf_counter()
-        (_, result), unread = await asyncio.gather(tools.execute(calls[0]["name"], calls[0]["arguments"], turn.ctx,
-                                                                 then=store),
-                                                   memory.has_new_messages(school_id, contact_id))
+        _, result = await tools.execute(calls[0]["name"], calls[0]["arguments"], turn.ctx, then=store)
         if stored:
             pending.clear()
             await _stream(stored, on_steps)
-            return unread
+            return unread[0]
         results = [(result, int((time.perf_counter() - started) * 1000))]  # the tool did not run
     else:
         results = await asyncio.gather(*[_timed_execute(call, turn.ctx) for call in calls])
     pending += _observed(turn, cycle, calls, results)
-    _, unread = await asyncio.gather(database_hop(hotpath.store_steps)(turn.reply, pending),
-                                     memory.has_new_messages(school_id, contact_id))
+    found = await database_hop(hotpath.store_steps)(turn.reply, pending, contact_id)
     steps, pending[:] = list(pending), []
     await _stream(steps, on_steps)
-    return unread
+    return found
 
 
 async def _stream(steps: list[ReasoningStep], on_steps: StepsCallback | None) -> None:

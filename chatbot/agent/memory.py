@@ -5,12 +5,13 @@
 - `react_context:{school}_{contact}:queue`  messages that arrived while a turn was running
 - `new_messages:{school}_{contact}`         flag: the queue has something
 
-The lock is its own key because the active context outlives a turn. The queue is
-the fast signal; the database (messages without `processed_at`) is the truth, so
-a lost Redis never loses a message. That is why everything here but the lock
-survives Redis being unreachable (a restart, a failover): the signals read as
-"nothing new", the active task starts empty, and writes are dropped with a
-warning. Only `session_lock` raises; `chatbot.services` decides what then.
+The lock is its own key because the active context outlives a turn. The queue and
+its flag tell the turn releasing the lock that a message is waiting (a running turn
+reads the database for it); the database (messages without `processed_at`) is the
+truth, so a lost Redis never loses a message. That is why everything here but the
+lock survives Redis being unreachable (a restart, a failover): the active task
+starts empty, and writes are dropped with a warning. Only taking the session lock
+raises; `chatbot.services` decides what then.
 """
 
 import contextlib
@@ -218,12 +219,6 @@ def save_and_release(active: ActiveContext, lock) -> bool | None:
     if token is not None and not released:  # None: never taken (Redis was unreachable)
         logger.warning("session lock %s was already gone", lock.name)
     return bool(flagged)
-
-
-async def has_new_messages(school_id: int, contact_id: int) -> bool:
-    with _without_redis("checking for new messages"):
-        return bool(await get_async_redis().exists(flag_key(school_id, contact_id)))
-    return False
 
 
 def drain_queue(school_id: int, contact_id: int) -> list[dict]:

@@ -4,6 +4,7 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from bookings import selectors as booking_selectors
@@ -201,6 +202,16 @@ def test_a_tool_cycle_stores_the_reply_row_with_its_steps_and_the_end_fills_it_i
     assert (conversation.total_tokens, conversation.outcome) == (20, "")
 
 
+def test_a_tool_cycle_learns_with_its_steps_whether_a_message_arrived_meanwhile():
+    conversation = ConversationFactory()
+    reply = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel)
+
+    assert hotpath.store_steps(reply, _steps(reply, 1, 1), unanswered_of=conversation.contact_id) is False
+    _message(conversation, 0, text="one more question")  # arrived during the cycle: the next prompt says UNREAD
+    assert hotpath.store_steps(reply, _steps(reply, 2, 1), unanswered_of=conversation.contact_id) is True
+    assert ReasoningStep.objects.filter(message=reply).count() == 2  # stored either way
+
+
 @pytest.mark.parametrize("stored_by_a_tool_cycle", [False, True])
 def test_the_answer_is_not_stored_while_a_message_of_the_contact_waits(stored_by_a_tool_cycle):
     """`unless_unanswered`: a message that arrived while the model answered stops the turn's last write (the turn
@@ -227,6 +238,33 @@ def test_the_answer_is_not_stored_while_a_message_of_the_contact_waits(stored_by
     assert Message.objects.get(pk=reply.pk).text == "Here you are."
     assert ReasoningStep.objects.filter(message=reply, cycle=2).count() == 1
     assert Conversation.objects.get(pk=conversation.pk).total_tokens == 25
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL; step by step elsewhere")
+def test_a_message_is_stored_in_the_open_conversation_only_while_it_is_current():
+    now = timezone.now()
+    current = ConversationFactory(last_message_at=now - dt.timedelta(minutes=5))
+    stale = ConversationFactory(last_message_at=now - dt.timedelta(hours=3))
+
+    def store(conversation, text):
+        message = Message(role=Message.Role.USER, text=text, channel=conversation.channel, language="en")
+        found = hotpath.store_in_open_conversation(message, conversation.school_id, conversation.contact_id, "",
+                                                   now - dt.timedelta(hours=1))
+        return found, message
+
+    found, message = store(current, "hello again")
+    assert found.pk == current.pk and found.contact.pk == current.contact_id and found.school.name
+    stored = Message.objects.get(pk=message.pk)
+    assert (stored.conversation_id, stored.text, stored.role) == (current.pk, "hello again", Message.Role.USER)
+    assert Conversation.objects.get(pk=current.pk).last_message_at == stored.created_at
+
+    found, message = store(stale, "anyone there?")  # past the idle timeout: the caller ends it and starts anew
+    assert found.pk == stale.pk and message.pk is None
+    assert not Message.objects.filter(conversation=stale).exists()
+
+    nobody = ContactFactory(school=current.school)
+    message = Message(role=Message.Role.USER, text="hi", channel=Channel.WEB, language="en")
+    assert hotpath.store_in_open_conversation(message, current.school_id, nobody.pk, "", now) is None
 
 
 def test_the_open_conversation_comes_with_its_school_and_contact():

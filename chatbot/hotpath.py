@@ -40,13 +40,18 @@ FACT_HINTS = ("has_upcoming_tours", "has_children", "has_waitlist_entries")
 
 
 # --- the turn's statements ----------------------------------------------------------------------
-def _latest_open(school_id: int, contact_id: int, channel: str, external_id: str) -> tuple[str, list]:
-    """SELECT of the contact's latest active or handed-off conversation on the channel (its columns, alias-free)."""
-    sql = (f"SELECT * FROM {table(Conversation)} WHERE school_id = %s AND contact_id = %s AND channel = %s "
-           "AND status IN (%s, %s)" + (" AND external_id = %s" if external_id else "")
-           + " ORDER BY started_at DESC LIMIT 1")
-    params = [school_id, contact_id, channel, Conversation.Status.ACTIVE, Conversation.Status.HANDED_OFF]
-    return sql, params + ([external_id] if external_id else [])
+@cache
+def _latest_open(by_external_id: bool) -> str:
+    """SELECT of the contact's latest active or handed-off conversation on the channel (its columns, alias-free);
+    `_latest_open_params` are its parameters."""
+    return (f"SELECT * FROM {table(Conversation)} WHERE school_id = %s AND contact_id = %s AND channel = %s "
+            "AND status IN (%s, %s)" + (" AND external_id = %s" if by_external_id else "")
+            + " ORDER BY started_at DESC LIMIT 1")
+
+
+def _latest_open_params(school_id: int, contact_id: int, channel: str, external_id: str) -> list:
+    return [school_id, contact_id, channel, Conversation.Status.ACTIVE, Conversation.Status.HANDED_OFF,
+            *([external_id] if external_id else [])]
 
 
 def _with_school_and_contact(rows: list) -> tuple[Conversation | None, list]:
@@ -58,44 +63,52 @@ def _with_school_and_contact(rows: list) -> tuple[Conversation | None, list]:
     return conversation, extra
 
 
+@cache
 def _conversation_columns() -> str:
     """The columns of the CTE `c` (a conversation), with its school's and contact's, joined as FROM `_joined()`."""
     return f"{columns(Conversation, 'c')}, {columns(School, 's')}, {columns(Contact, 'p')}"
 
 
+@cache
 def _joined() -> str:
     return f"c JOIN {table(School)} s ON s.id = c.school_id JOIN {table(Contact)} p ON p.id = c.contact_id"
 
 
 def open_conversation(school_id: int, contact_id: int, channel: str, external_id: str = "") -> Conversation | None:
     """The contact's latest active or handed-off conversation on the channel, with its school and contact."""
-    latest, params = _latest_open(school_id, contact_id, channel, external_id)
     with hot_cursor() as cursor:
-        cursor.execute(f"WITH c AS ({latest}) SELECT {_conversation_columns()} FROM {_joined()}", params)
+        cursor.execute(f"WITH c AS ({_latest_open(bool(external_id))}) SELECT {_conversation_columns()} "
+                       f"FROM {_joined()}", _latest_open_params(school_id, contact_id, channel, external_id))
         return _with_school_and_contact(cursor.fetchall())[0]
+
+
+@cache
+def _store_in_open_sql(by_external_id: bool) -> str:
+    fields = insert_fields(Message)
+    inserted = ", ".join("c.id" if f.name == "conversation" else "%s" for f in fields)
+    conversations = table(Conversation)
+    return (f"WITH c AS ({_latest_open(by_external_id)}), "
+            f"stored AS (INSERT INTO {table(Message)} ({', '.join(quote(f.column) for f in fields)}) "
+            f"SELECT {inserted} FROM c WHERE c.last_message_at IS NULL OR c.last_message_at >= %s OR c.status = %s "
+            "RETURNING id, created_at), "
+            f"touched AS (UPDATE {conversations} SET last_message_at = stored.created_at FROM stored, c "
+            f"WHERE {conversations}.id = c.id) "
+            f"SELECT {_conversation_columns()}, (SELECT id FROM stored) FROM {_joined()}")
 
 
 def store_in_open_conversation(message: Message, school_id: int, contact_id: int, external_id: str,
                                idle_since: dt.datetime) -> Conversation | None:
     """PostgreSQL: a new parent's message (its conversation not set) stored in the contact's open conversation on
-    its channel (`open_conversation`) if that one is still current: active since `idle_since`, or handed off;
-    that conversation made the latest activity; one statement. Returns the open conversation (with its school
-    and contact) or None; `message` is stored (its primary key set) only if the conversation was current."""
-    latest, params = _latest_open(school_id, contact_id, message.channel, external_id)
+    its channel (`open_conversation`) if that one is still current: active since `idle_since`, or handed off
+    (as `chatbot.services.current_conversation` decides); that conversation made the latest activity; one
+    statement. Returns the open conversation (with its school and contact) or None; `message` is stored (its
+    primary key set) only if the conversation was current."""
     fields = insert_fields(Message)
-    conversation = Message._meta.get_field("conversation")
-    values = [v for f, v in zip(fields, db_values(message, fields, True), strict=True) if f is not conversation]
-    inserted = ", ".join("c.id" if f is conversation else "%s" for f in fields)
-    conversations = table(Conversation)
-    sql = (f"WITH c AS ({latest}), "
-           f"stored AS (INSERT INTO {table(Message)} ({', '.join(quote(f.column) for f in fields)}) "
-           f"SELECT {inserted} FROM c WHERE c.last_message_at IS NULL OR c.last_message_at >= %s OR c.status = %s "
-           "RETURNING id, created_at), "
-           f"touched AS (UPDATE {conversations} SET last_message_at = stored.created_at FROM stored, c "
-           f"WHERE {conversations}.id = c.id) "
-           f"SELECT {_conversation_columns()}, (SELECT id FROM stored) FROM {_joined()}")
+    values = [v for f, v in zip(fields, db_values(message, fields, True), strict=True) if f.name != "conversation"]
     with hot_cursor() as cursor:
-        cursor.execute(sql, params + values + [when(idle_since), Conversation.Status.HANDED_OFF])
+        cursor.execute(_store_in_open_sql(bool(external_id)),
+                       _latest_open_params(school_id, contact_id, message.channel, external_id) + values
+                       + [when(idle_since), Conversation.Status.HANDED_OFF])
         found, extra = _with_school_and_contact(cursor.fetchall())
     if found is not None and extra[0] is not None:
         message.conversation = found
@@ -120,6 +133,7 @@ def store_message(message: Message) -> Message:
         return stored(message, cursor.fetchone()[0])
 
 
+@cache
 def _unanswered(alias: str) -> str:
     """WHERE conditions of a contact's unanswered messages in bot-run conversations (param: the contact).
 

@@ -152,11 +152,8 @@ def _unanswered_params(contact_id: int) -> list:
     return [Message.Role.USER, contact_id, Conversation.Status.ACTIVE]
 
 
-def claim_batch(contact_id: int, now: dt.datetime) -> list[Message]:
-    """Take the contact's unanswered messages of the conversation with the oldest one, oldest first: one
-    statement that marks them processed at `now` and returns them. A message another turn took first is not
-    returned (it no longer matches `processed_at IS NULL`). Each carries `fact_hints`: whether the contact has
-    upcoming tours, children, live waitlist entries (read in the same statement; see chatbot.agent.prompt)."""
+@cache
+def _claim_sql() -> str:
     message = table(Message)
     hints = (
         f"EXISTS (SELECT 1 FROM {table(TourBooking)} WHERE contact_id = %s AND status = %s AND starts_at >= %s), "
@@ -164,22 +161,62 @@ def claim_batch(contact_id: int, now: dt.datetime) -> list[Message]:
         f"EXISTS (SELECT 1 FROM {table(WaitlistEntry)} w WHERE w.contact_id = %s AND w.status IN (%s, %s) "
         f"AND w.slot_id IN (SELECT id FROM {table(TourSlot)} WHERE starts_at > %s))"
     )
-    sql = (f"UPDATE {message} SET processed_at = %s WHERE processed_at IS NULL AND role = %s "
-           f"AND conversation_id = (SELECT m.conversation_id FROM {message} m WHERE {_unanswered('m')} "
-           f"ORDER BY m.created_at, m.id LIMIT 1) "
-           f"RETURNING {', '.join(quote(f.column) for f in Message._meta.concrete_fields)}, {hints}")
+    return (f"UPDATE {message} SET processed_at = %s WHERE processed_at IS NULL AND role = %s "
+            f"AND conversation_id = (SELECT m.conversation_id FROM {message} m WHERE {_unanswered('m')} "
+            f"ORDER BY m.created_at, m.id LIMIT 1) "
+            f"RETURNING {', '.join(quote(f.column) for f in Message._meta.concrete_fields)}, {hints}")
+
+
+def _claim_params(contact_id: int, now: dt.datetime) -> list:
     at = when(now)
-    params = [at, Message.Role.USER, *_unanswered_params(contact_id),
-              contact_id, TourBooking.Status.SCHEDULED, at, contact_id,
-              contact_id, WaitlistEntry.Status.WAITING, WaitlistEntry.Status.OFFERED, at]
-    with hot_cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = instances(cursor.fetchall(), Message)
+    return [at, Message.Role.USER, *_unanswered_params(contact_id), contact_id, TourBooking.Status.SCHEDULED, at,
+            contact_id, contact_id, WaitlistEntry.Status.WAITING, WaitlistEntry.Status.OFFERED, at]
+
+
+def _batch(rows: list) -> list[Message]:
     batch = []
-    for message_row, *flags in rows:
+    for message_row, *flags in instances(rows, Message):
         message_row.fact_hints = dict(zip(FACT_HINTS, map(bool, flags), strict=True))
         batch.append(message_row)
     return sorted(batch, key=lambda m: (m.created_at, m.pk))
+
+
+def claim_batch(contact_id: int, now: dt.datetime) -> list[Message]:
+    """Take the contact's unanswered messages of the conversation with the oldest one, oldest first: one
+    statement that marks them processed at `now` and returns them. A message another turn took first is not
+    returned (it no longer matches `processed_at IS NULL`). Each carries `fact_hints`: whether the contact has
+    upcoming tours, children, live waitlist entries (read in the same statement; see chatbot.agent.prompt)."""
+    with hot_cursor() as cursor:
+        cursor.execute(_claim_sql(), _claim_params(contact_id, now))
+        return _batch(cursor.fetchall())
+
+
+@cache
+def _claim_with_history_sql() -> str:
+    """`claim_batch`, and the `earlier_messages` of the batch's conversation (read before the claim: the batch is
+    not among them), as rows of one shape: (is of the batch, every Message column, the hints); a history row
+    has only HISTORY_FIELDS."""
+    fields = Message._meta.concrete_fields
+    history = ", ".join(f"m.{quote(f.column)}" if f.attname in HISTORY_FIELDS else "NULL" for f in fields)
+    return (f"WITH claimed AS ({_claim_sql()}) SELECT true, claimed.* FROM claimed UNION ALL "
+            f"SELECT false, {history}, NULL, NULL, NULL FROM {table(Message)} m "
+            f"JOIN {table(Conversation)} c ON c.id = m.conversation_id "
+            f"WHERE m.conversation_id = (SELECT conversation_id FROM claimed LIMIT 1) AND {_answered('m')} "
+            "AND (c.summary_until IS NULL OR m.created_at > c.summary_until)")
+
+
+def claim_batch_with_history(contact_id: int, now: dt.datetime) -> tuple[list[Message], list[Message] | None]:
+    """`claim_batch`, and on PostgreSQL in the same statement the `earlier_messages` of the batch's conversation
+    (oldest first; None elsewhere: not read)."""
+    if connection.vendor != "postgresql":
+        return claim_batch(contact_id, now), None
+    with hot_cursor() as cursor:
+        cursor.execute(_claim_with_history_sql(), _claim_params(contact_id, now) + _answered_params())
+        rows = cursor.fetchall()
+    positions = [i for i, f in enumerate(Message._meta.concrete_fields) if f.attname in HISTORY_FIELDS]
+    earlier = [row[0] for row in instances([[row[1 + i] for i in positions] for row in rows if not row[0]],
+                                           Message, only=HISTORY_FIELDS)]
+    return _batch([row[1:] for row in rows if row[0]]), sorted(earlier, key=lambda m: (m.created_at, m.pk))
 
 
 def has_unanswered(contact_id: int) -> bool:
@@ -194,6 +231,17 @@ def has_unanswered(contact_id: int) -> bool:
 HISTORY_FIELDS = ("id", "role", "text", "created_at")
 
 
+def _answered(alias: str) -> str:
+    """WHERE conditions of the messages a prompt's history shows (params: `_answered_params`): the assistant's, and
+    the parent's that were answered (taken by a turn)."""
+    return (f"{alias}.text <> '' AND ({alias}.role = %s OR ({alias}.role = %s AND {alias}.processed_at IS NOT NULL "
+            f"AND {alias}.handled_by_staff = %s))")
+
+
+def _answered_params() -> list:
+    return [Message.Role.ASSISTANT, Message.Role.USER, False]
+
+
 def earlier_messages(conversation: Conversation, before_ids: set[int]) -> list[Message]:
     """The conversation's answered messages not folded into its summary, oldest first, except `before_ids`;
     only their HISTORY_FIELDS are read.
@@ -201,9 +249,8 @@ def earlier_messages(conversation: Conversation, before_ids: set[int]) -> list[M
     A parent's message staff handled during a handoff is theirs: the model never sees it, or it would answer it.
     """
     sql = (f"SELECT {columns(Message, 'm', HISTORY_FIELDS)} FROM {table(Message)} m WHERE m.conversation_id = %s "
-           "AND m.text <> '' AND (m.role = %s OR (m.role = %s AND m.processed_at IS NOT NULL "
-           "AND m.handled_by_staff = %s))")
-    params = [conversation.pk, Message.Role.ASSISTANT, Message.Role.USER, False]
+           f"AND {_answered('m')}")
+    params = [conversation.pk, *_answered_params()]
     if before_ids:
         sql += f" AND m.id NOT IN ({', '.join(['%s'] * len(before_ids))})"
         params += sorted(before_ids)

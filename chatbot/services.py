@@ -186,9 +186,9 @@ async def answer_or_queue(received: Received, start: Start | None = None) -> Non
         await _tell("the queued notice", observer_for(conversation.channel).queued(conversation, message))
 
 
-def _claim(contact_id: int) -> tuple[list[Message], dt.datetime]:
-    """Take the contact's unanswered messages of one conversation (the one with the oldest); ([], now) when none
-    is left.
+def _claim(contact_id: int) -> tuple[list[Message], dt.datetime, list[Message] | None]:
+    """Take the contact's unanswered messages of one conversation (the one with the oldest): (the batch, when,
+    the conversation's earlier messages if read with it); an empty batch when none is left.
 
     The session lock keeps turns of a contact apart while Redis is up; the claim
     (`hotpath.claim_batch`, one conditional UPDATE) keeps each message answered
@@ -199,9 +199,9 @@ def _claim(contact_id: int) -> tuple[list[Message], dt.datetime]:
     """
     while True:
         now = timezone.now()
-        batch = hotpath.claim_batch(contact_id, now)
+        batch, earlier = hotpath.claim_batch_with_history(contact_id, now)
         if batch or not hotpath.has_unanswered(contact_id):
-            return batch, now
+            return batch, now, earlier
 
 
 @dataclass
@@ -221,7 +221,7 @@ def _open_turn(school_id: int, contact_id: int, known: Conversation | None = Non
     conversation if the caller read it just now (with its school and contact), so it is not read again;
     `context` the active context's JSON, read with the session lock. Nothing to claim: the queue of messages
     for this turn is emptied (what it held was answered by an earlier turn)."""
-    batch, taken_at = _claim(contact_id)
+    batch, taken_at, earlier = _claim(contact_id)
     if not batch:
         memory.drain_queue(school_id, contact_id)
         return None
@@ -230,7 +230,7 @@ def _open_turn(school_id: int, contact_id: int, known: Conversation | None = Non
     conversation.contact.fact_hints = batch[0].fact_hints
     active = memory.ActiveContext.from_json(conversation.school_id, contact_id, context)
     try:
-        return Opened(conversation, batch, taken_at, loop.prepare_turn(conversation, batch, active))
+        return Opened(conversation, batch, taken_at, loop.prepare_turn(conversation, batch, active, earlier))
     except Exception as exc:  # the caller gives the batch back, on a fresh connection
         return Opened(conversation, batch, taken_at, error=exc)
 

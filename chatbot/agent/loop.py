@@ -126,15 +126,16 @@ def step_payload(step: ReasoningStep) -> dict:
 
 
 def prepare_turn(conversation: Conversation, turn_messages: list[Message],
-                 active: memory.ActiveContext | None = None) -> Turn:
+                 active: memory.ActiveContext | None = None, earlier: list[Message] | None = None) -> Turn:
     """Phase 1, synchronous (run inside the caller's hop): read the context (the active task too, unless the
-    caller read it with the session lock) and build the prompt."""
+    caller read it with the session lock; the earlier messages too, unless the caller read them with the
+    claim: `chatbot.hotpath.claim_batch_with_history`) and build the prompt."""
     with translation.override(reply_language(conversation.school, conversation.contact)):
-        return _prepare_turn(conversation, turn_messages, active)
+        return _prepare_turn(conversation, turn_messages, active, earlier)
 
 
 def _prepare_turn(conversation: Conversation, turn_messages: list[Message],
-                  active: memory.ActiveContext | None) -> Turn:
+                  active: memory.ActiveContext | None, earlier: list[Message] | None) -> Turn:
     """A conversation the caller started with a message of this batch (`first_message_id`, set by
     `chatbot.services.store_received`) has no earlier messages to read: every claim takes all of a conversation's
     unanswered messages, so nothing in it was answered while its first message was not. (Another tab of the
@@ -143,8 +144,9 @@ def _prepare_turn(conversation: Conversation, turn_messages: list[Message],
     school, contact = conversation.school, conversation.contact
     active = active or memory.ActiveContext.load(school.pk, contact.pk)
     turn_ids = {m.pk for m in turn_messages}
-    earlier = [] if conversation.__dict__.get("first_message_id") in turn_ids else (
-        hotpath.earlier_messages(conversation, turn_ids))
+    if earlier is None:
+        earlier = [] if conversation.__dict__.get("first_message_id") in turn_ids else (
+            hotpath.earlier_messages(conversation, turn_ids))
     hints = dict(contact.__dict__.get("fact_hints") or {})  # read before the prompt uses (and drops) them
     ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
                             history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids,

@@ -10,6 +10,7 @@ context, written compactly and only when they say something.
 
 import datetime as dt
 import json
+from functools import lru_cache
 
 from django.conf import settings
 
@@ -58,7 +59,24 @@ WAITLIST_RULE = ("- A full tour (book_tour's error has \"waitlist\"): offer its 
 
 
 def count_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
-    """Prompt tokens of these messages (and tool schemas, if given) in TOKENIZER_MODEL's tokenizer."""
+    """Prompt tokens of these messages (and tool schemas, if given) in TOKENIZER_MODEL's tokenizer.
+
+    The tokenizer's count of plain chat messages is 3 plus each message's own (role, content and 3 more), so
+    those are counted once each and remembered: a conversation's history is counted again every turn."""
+    if tools or not all(m.keys() == {"role", "content"} and isinstance(m["content"], str) for m in messages):
+        return _litellm_tokens(messages, tools)
+    return REPLY_PRIMING_TOKENS + sum(_message_tokens(m["role"], m["content"]) for m in messages)
+
+
+REPLY_PRIMING_TOKENS = 3  # what the tokenizer counts for a list of no messages
+
+
+@lru_cache(maxsize=4096)
+def _message_tokens(role: str, content: str) -> int:
+    return _litellm_tokens([{"role": role, "content": content}]) - REPLY_PRIMING_TOKENS
+
+
+def _litellm_tokens(messages: list[dict], tools: list[dict] | None = None) -> int:
     from chatbot.agent.model import litellm_module  # litellm's tokenizer; imported on first use
 
     return litellm_module().token_counter(model=TOKENIZER_MODEL, messages=messages, tools=tools or None)

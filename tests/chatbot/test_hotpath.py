@@ -278,6 +278,7 @@ def test_the_open_conversation_comes_with_its_school_and_contact():
     assert hotpath.open_conversation(conversation.school_id, conversation.contact_id, Channel.WEB, "9:9") is None
 
 
+@pytest.mark.skipif(connection.vendor == "postgresql", reason="PostgreSQL reads the history with the claim")
 def test_the_first_turn_of_a_conversation_it_started_reads_no_history(monkeypatch):
     """The caller's message opened the conversation: nothing in it can have been answered, so the turn does not
     read earlier messages; the next turn of the same conversation does."""
@@ -296,3 +297,26 @@ def test_the_first_turn_of_a_conversation_it_started_reads_no_history(monkeypatc
     assert second.conversation.pk == first.conversation.pk
     _open_turn(contact.school_id, contact.pk, second.conversation)
     assert len(reads) == 1
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL only")
+def test_the_claim_reads_the_history_a_prompt_would_read():
+    """`claim_batch_with_history`: the batch, and the same earlier messages as `earlier_messages` (answered ones,
+    not staff-handled ones, none folded into the summary, not the batch), in one statement."""
+    conversation = ConversationFactory()
+    _message(conversation, 50, text="folded long ago", processed_at=timezone.now())
+    conversation.summary, conversation.summary_until = "Parent: folded long ago", timezone.now() - dt.timedelta(
+        minutes=45)
+    conversation.save()
+    kept = [_message(conversation, 30, text="Do you have a bus?", processed_at=timezone.now()),
+            _message(conversation, 29, text="Yes, to most estates.", role=Message.Role.ASSISTANT)]
+    _message(conversation, 20, text="for staff only", processed_at=timezone.now(), handled_by_staff=True)
+    waiting = [_message(conversation, 2, text="and the fees?"), _message(conversation, 1, text="and lunch?")]
+
+    batch, earlier = hotpath.claim_batch_with_history(conversation.contact_id, timezone.now())
+
+    assert [m.pk for m in batch] == [m.pk for m in waiting] and all(m.processed_at for m in batch)
+    assert [m.pk for m in earlier] == [m.pk for m in kept]
+    assert [m.pk for m in earlier] == [m.pk for m in hotpath.earlier_messages(conversation, {m.pk for m in batch})]
+    assert [(m.role, m.text) for m in earlier] == [(m.role, m.text) for m in kept]
+    assert batch[0].fact_hints == {"has_upcoming_tours": False, "has_children": False, "has_waitlist_entries": False}

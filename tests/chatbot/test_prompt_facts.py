@@ -95,3 +95,10 @@ def test_the_model_is_told_the_parents_language_when_the_school_offers_it(school
 def test_the_cheap_token_bound_never_undercounts(messages):
     """The history skips the tokenizer when `token_bound` fits the budget: it must never be below the real count."""
     assert prompt.token_bound(messages) >= prompt.count_tokens(messages)
+
+
+@given(st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant", "system"]),
+                                       "content": st.text(max_size=60)}), max_size=6))
+def test_chat_messages_counted_one_by_one_match_the_tokenizer_on_the_whole_list(messages):
+    """`count_tokens` sums remembered per-message counts for plain chat messages: the same as the tokenizer's."""
+    assert prompt.count_tokens(messages) == prompt._litellm_tokens(messages)

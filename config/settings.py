@@ -106,7 +106,8 @@ else:
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool replaces persistent connections
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = False  # config.postgresql checks idle connections only
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": env.int("DB_POOL_MIN_SIZE", default=1),
+        # Open from the start: one per hop thread (DB_HOP_THREADS' default), and one for the rest.
+        "min_size": env.int("DB_POOL_MIN_SIZE", default=5),
         "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
         "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=30.0),
     }
@@ -116,7 +117,7 @@ else:
     DATABASES["default"]["OPTIONS"]["prepare_threshold"] = env.int("DB_PREPARE_THRESHOLD", default=2) or None
 DB_POOL_CHECK_IDLE_SECONDS = env.float("DB_POOL_CHECK_IDLE_SECONDS", default=5.0)
 # Threads a process runs its turns' database hops on (config/hops.py): while one waits for the database the
-# others go on. Each holds a pooled connection while it runs, so keep it below DB_POOL_MAX_SIZE.
+# others go on. Each keeps a pooled connection while it is busy, so keep it below DB_POOL_MAX_SIZE.
 # SQLite takes one writer at a time: there, one thread runs the hops in the order they come (a parent's messages
 # are stored in the order sent), where several would only queue on its lock.
 DB_HOP_THREADS = env.int("DB_HOP_THREADS", default=1 if DATABASES["default"]["ENGINE"].endswith("sqlite3") else 4)

@@ -4,6 +4,7 @@ import asyncio
 import os
 import threading
 
+import pytest
 from asgiref.sync import async_to_sync
 from django.test import override_settings
 
@@ -58,3 +59,28 @@ def test_a_forked_child_runs_its_hops_on_threads_of_its_own(monkeypatch):
     _, status = os.waitpid(child, 0)
 
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(DB_HOP_THREADS=1)
+def test_a_hop_thread_keeps_its_connection_for_its_next_hop(monkeypatch):
+    """A pool check-out and check-in per hop cost more than a short statement: the thread's connection is kept
+    (for DB_POOL_CHECK_IDLE_SECONDS), and given back once it has been idle that long."""
+    from django.db import connection
+
+    monkeypatch.setattr(hops, "_executor", None)
+
+    def query() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+
+    def still_open() -> bool:
+        return connection.connection is not None
+
+    async def hops_in_a_row() -> list[bool]:
+        await hops.database_hop(query)()
+        return [await hops.database_hop(still_open)()]
+
+    assert async_to_sync(hops_in_a_row)() == [True]
+    with override_settings(DB_POOL_CHECK_IDLE_SECONDS=0):
+        assert async_to_sync(hops_in_a_row)() == [False]

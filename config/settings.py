@@ -96,10 +96,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
 else:
-    # Every database_sync_to_async hop closes its connection when it returns (a turn makes about five, one per
-    # phase): with a pool that close hands the connection back instead of ending it, so a hop costs no new
-    # PostgreSQL connection. A connection is pinged when taken only if it was last taken longer ago
-    # than DB_POOL_CHECK_IDLE_SECONDS (config/postgresql): no health-check round trip per hop on a busy server.
+    # Database hops (config/hops.py; a turn makes three, one per phase) run on pooled connections: a hop
+    # thread keeps one while busy and gives it back after DB_POOL_CHECK_IDLE_SECONDS idle, and every other
+    # close hands the connection back instead of ending it. A connection is pinged when taken only if it was
+    # last taken longer ago than that (config/postgresql): no health-check round trip per hop on a busy server.
     # A process never holds more than DB_POOL_MAX_SIZE connections (PostgreSQL's max_connections is shared
     # by every web, agent and Celery process).
     DATABASES["default"]["ENGINE"] = "config.postgresql"

@@ -378,23 +378,74 @@ async def _tell(what: str, call: Awaitable) -> None:
         logger.warning("could not send %s to the parent's channel (%s: %s)", what, type(exc).__name__, exc)
 
 
+class _Frames:
+    """A turn's frames to the parent's channel, in order: typing (sent alongside the model's first call), each
+    tool round's reasoning steps, the reply.
+
+    A round's steps show progress: they are sent once they have waited CHAT_PROGRESS_AFTER_SECONDS without the
+    turn answering. A turn that answers sooner sends them with the reply, in one frame."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.observer, self.conversation = observer_for(conversation.channel), conversation
+        self.waiting: list[dict] = []  # stored steps not sent yet
+        self.timer: asyncio.Task | None = None
+        self.sending: asyncio.Future = asyncio.ensure_future(  # the last frame under way: the next waits for it
+            _tell("typing", self.observer.typing(conversation, True)))
+
+    def steps(self, steps: list[dict]) -> None:
+        self.waiting += steps
+        if self.timer is None:
+            self.timer = asyncio.ensure_future(self._steps_later())
+
+    async def _steps_later(self) -> None:
+        await asyncio.sleep(settings.CHAT_PROGRESS_AFTER_SECONDS)
+        self.timer = None  # from here on these steps are this frame's (see `_stop_timer`)
+        self._send_steps()
+
+    def _send_steps(self) -> None:
+        if self.waiting:
+            steps, self.waiting = self.waiting, []
+            self._send("reasoning steps", lambda: self.observer.steps(self.conversation, steps))
+
+    def _send(self, what: str, frame) -> asyncio.Future:
+        previous = self.sending
+
+        async def in_order() -> None:
+            await previous
+            await _tell(what, frame())
+
+        self.sending = asyncio.ensure_future(in_order())
+        return self.sending
+
+    def _stop_timer(self) -> None:
+        """No more progress frames: a timer still asleep is cancelled (its steps go with what ends the turn)."""
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+
+    async def reply(self, message: Message, steps: list[dict]) -> None:
+        self._stop_timer()
+        last, self.waiting = self.waiting + steps, []
+        await self._send("the reply", lambda: self.observer.turn_reply(self.conversation, message, last))
+
+    async def failed(self) -> None:
+        self._stop_timer()
+        self._send_steps()
+        await self._send("typing", lambda: self.observer.typing(self.conversation, False))
+
+
 async def _answer(conversation: Conversation, turn: loop.Turn, after_finish: loop.AfterFinish) -> Message:
-    observer = observer_for(conversation.channel)
-    # Typing is shown while the model thinks: sent alongside the turn, and done before any other frame.
-    typing = asyncio.ensure_future(_tell("typing", observer.typing(conversation, True)))
+    frames = _Frames(conversation)
 
     async def on_steps(steps: list[dict]) -> None:
-        await typing
-        await _tell("reasoning steps", observer.steps(conversation, steps))
+        frames.steps(steps)
 
     try:
         finished = await loop.run_prepared(turn, on_steps=on_steps, after_finish=after_finish)
     except BaseException:
-        await typing
-        await _tell("typing", observer.typing(conversation, False))
+        await frames.failed()
         raise
-    await typing
-    await _tell("the reply", observer.turn_reply(conversation, finished.reply, finished.steps))
+    await frames.reply(finished.reply, finished.steps)
     return finished.reply
 
 

@@ -2,9 +2,10 @@
 
 The loop calls `litellm.acompletion("scripted/test", ...)` exactly as it would a
 hosted model; each call takes the next scripted step (an answer, tool calls, or
-an exception to raise) and records the messages it was sent.
+an exception to raise; "delay": seconds it takes) and records the messages it was sent.
 """
 
+import asyncio
 import json
 import uuid
 
@@ -42,6 +43,8 @@ class ScriptedModel(CustomLLM):
         return self._next(kwargs["messages"])
 
     async def acompletion(self, *args, **kwargs) -> ModelResponse:
+        if self.script and isinstance(self.script[0], dict) and self.script[0].get("delay"):
+            await asyncio.sleep(self.script[0]["delay"])  # a model that takes its time over this step
         return self._next(kwargs["messages"])
 
 

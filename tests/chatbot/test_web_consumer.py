@@ -243,10 +243,28 @@ def test_anything_but_an_exact_origin_in_the_setting_stops_the_server(value):
 # --- messages ------------------------------------------------------------------------
 
 
-async def test_message_gets_ack_typing_reasoning_and_a_stored_reply(school, scripted):
+async def test_a_quick_turn_sends_its_steps_with_the_reply_in_one_frame(school, scripted):
+    """Answered within CHAT_PROGRESS_AFTER_SECONDS of the tool round: no separate steps frame, the reply carries
+    every step of the turn."""
     scripted.script = [
         {"content": "Let me look.", "tool_calls": [("check_availability", {})]},
         {"content": "Here are the next open tours."},
+    ]
+    comm, _ = await open_chat(school.slug)
+    await send_message(comm, "Any tours next week?", "q-1")
+    frames = await frames_until(comm, reply_count(1))
+    frames += [f async for f in _rest(comm)]
+
+    assert [f["type"] for f in frames] == ["ack", "typing", "message"]
+    assert [s["kind"] for s in frames[-1]["steps"]] == ["think", "act", "observe", "answer"]
+    await comm.disconnect()
+
+
+@override_settings(CHAT_PROGRESS_AFTER_SECONDS=0.05)
+async def test_message_gets_ack_typing_reasoning_and_a_stored_reply(school, scripted):
+    scripted.script = [
+        {"content": "Let me look.", "tool_calls": [("check_availability", {})]},
+        {"content": "Here are the next open tours.", "delay": 0.3},
     ]
     comm, session = await open_chat(school.slug)
     await send_message(comm, "Any tours next week?", "c-1")
@@ -255,8 +273,8 @@ async def test_message_gets_ack_typing_reasoning_and_a_stored_reply(school, scri
 
     ack = frames[0]
     assert ack["type"] == "ack" and ack["client_id"] == "c-1" and ack["duplicate"] is False
-    # Protocol 2: typing, one frame for the tool cycle's steps, and the reply carrying its language and the
-    # last step (it ends the typing indicator, so no typing-off frame follows).
+    # Protocol 2, a turn that takes its time: typing, one frame for the tool cycle's steps, and the reply
+    # carrying its language and the last step (it ends the typing indicator, so no typing-off frame follows).
     assert kinds == ["ack", "typing", "reasoning_steps", "message"]
     assert frames[1]["active"] is True
     steps = frames[2]["steps"] + frames[-1]["steps"]
@@ -512,7 +530,7 @@ async def test_offline_policy_answers_a_tour_request_with_slot_buttons(school):
     reply = replies(frames)[0]
     assert reply["text"]
     assert any(b["type"] == "buttons" and b["options"] for b in reply["blocks"])
-    assert any(step["kind"] == "act" for f in frames if f["type"] == "reasoning_steps" for step in f["steps"])
+    assert any(step["kind"] == "act" for f in frames for step in f.get("steps", []))
     await comm.disconnect()
 
 

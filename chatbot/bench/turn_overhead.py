@@ -326,7 +326,8 @@ def run(ctx: Context) -> Result:
                              "for comparison")
             more = [make_contact(school, 10_000 + i)
                     for i in range(-(-(WARMUP_TURNS + options.turns) // TURNS_PER_CONTACT))]
-            with database_pool(None):
+            # No pool, and hop threads keep no connection: a new PostgreSQL connection per hop.
+            with database_pool(None), override_settings(DB_POOL_CHECK_IDLE_SECONDS=0):
                 unpooled = async_to_sync(_run_turns)(ctx, school, more, 0, options.turns)["timings"]
     timings = measured["timings"]
     turn_p50, turn_p99 = percentile(timings, 0.5), percentile(timings, 0.99)

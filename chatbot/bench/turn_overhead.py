@@ -91,9 +91,9 @@ class Sockets:
         self._layer, self._web = get_channel_layer(), web
         original = self._send_to_visitor = web.send_to_visitor
 
-        async def counted(school_id, visitor, payload):
+        async def counted(school_id, visitor, payload, *args):
             self.sent += 1
-            return await original(school_id, visitor, payload)
+            return await original(school_id, visitor, payload, *args)
 
         web.send_to_visitor = counted
         return self

@@ -15,6 +15,7 @@ import logging
 import re
 import secrets
 import time
+from collections import OrderedDict
 from urllib.parse import parse_qs, urlsplit
 
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
@@ -96,8 +97,30 @@ async def _remote_members(layer, group: str) -> list[str]:
     return [name for name in names if name not in local]
 
 
-async def send_to_visitor(school_id: int, visitor: str, payload: dict) -> None:
-    """One frame to every socket of the visitor: those of this process directly, the others over the layer."""
+# The group's sockets in other processes as last looked up (by a reply), for progress frames: bounded, oldest
+# groups forgotten first.
+_last_remote: "OrderedDict[str, list[str]]" = OrderedDict()
+LAST_REMOTE_GROUPS = 4096
+
+
+async def _remote(layer, group: str, fresh: bool) -> list[str]:
+    if not fresh and group in _last_remote:
+        return _last_remote[group]
+    members = await _remote_members(layer, group)
+    _last_remote[group] = members
+    _last_remote.move_to_end(group)
+    while len(_last_remote) > LAST_REMOTE_GROUPS:
+        _last_remote.popitem(last=False)
+    return members
+
+
+async def send_to_visitor(school_id: int, visitor: str, payload: dict, fresh: bool = True) -> None:
+    """One frame to every socket of the visitor: those of this process directly, the others over the layer.
+
+    `fresh=False` (progress: typing, reasoning steps): the visitor's sockets in other processes as a reply last
+    found them, saving a look-up per frame; a tab opened in another process since then sees the turn's reply
+    but not its progress. A reply always looks them up, after it was stored: a tab that joins later reads it
+    in its history."""
     group = visitor_group(school_id, visitor)
     layer = get_channel_layer()
     event = {"type": "chat.event", "payload": payload}
@@ -107,7 +130,7 @@ async def send_to_visitor(school_id: int, visitor: str, payload: dict) -> None:
             await consumer.chat_event(event)
         else:  # a turn on another event loop of this process (the in-process runner): through the layer
             await layer.send(consumer.channel_name, event)
-    for channel in await _remote_members(layer, group):
+    for channel in await _remote(layer, group, fresh):
         await layer.send(channel, event)
 
 
@@ -115,15 +138,15 @@ class WebObserver(TurnObserver):
     """Protocol v2 frames: `typing` at a turn's start, one `reasoning_steps` per tool cycle, and the reply's
     `message` carrying the turn's last steps (it also ends the typing indicator)."""
 
-    async def _send(self, conversation: Conversation, payload: dict) -> None:
+    async def _send(self, conversation: Conversation, payload: dict, fresh: bool = True) -> None:
         # Turns load the conversation with its contact (select_related): no query here.
-        await send_to_visitor(conversation.school_id, conversation.contact.web_visitor_id, payload)
+        await send_to_visitor(conversation.school_id, conversation.contact.web_visitor_id, payload, fresh)
 
     async def typing(self, conversation, active):
-        await self._send(conversation, {"type": "typing", "active": active})
+        await self._send(conversation, {"type": "typing", "active": active}, fresh=False)
 
     async def steps(self, conversation, steps):
-        await self._send(conversation, {"type": "reasoning_steps", "steps": steps})
+        await self._send(conversation, {"type": "reasoning_steps", "steps": steps}, fresh=False)
 
     async def queued(self, conversation, message):
         with translation.override(language.reply_language(conversation.school, conversation.contact)):

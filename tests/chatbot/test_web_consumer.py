@@ -552,3 +552,26 @@ async def test_the_widget_is_told_the_parents_language_and_its_texts_in_it(schoo
         error = await comm.receive_json_from(timeout=TIMEOUT)  # the widget's errors are in its language too
         assert (error["code"], error["text"]) == ("empty", "请输入信息。")
         await comm.disconnect()
+
+
+async def test_progress_reaches_other_processes_sockets_a_reply_found_and_every_reply_looks_again():
+    """A frame reaches the visitor's sockets in other processes over the channel layer. Progress frames (typing,
+    steps) go to those the last reply found; a reply looks them up again, so a tab opened in another process
+    since then gets the reply (and the next turn's progress)."""
+    from channels.layers import get_channel_layer
+
+    from chatbot.channels import web
+
+    layer = get_channel_layer()
+    group = web.visitor_group(1, "v-remote")
+    await web.send_to_visitor(1, "v-remote", {"type": "message", "text": "first"})  # nobody elsewhere yet
+    elsewhere = await layer.new_channel()
+    await layer.group_add(group, elsewhere)
+
+    await web.send_to_visitor(1, "v-remote", {"type": "typing", "active": True}, fresh=False)
+    await web.send_to_visitor(1, "v-remote", {"type": "message", "text": "second"})
+    await web.send_to_visitor(1, "v-remote", {"type": "typing", "active": True}, fresh=False)
+
+    received = [(await layer.receive(elsewhere))["payload"]["type"] for _ in range(2)]
+    assert received == ["message", "typing"]
+    await layer.group_discard(group, elsewhere)

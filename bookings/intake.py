@@ -21,6 +21,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field, fields
 from difflib import SequenceMatcher
+from functools import cache
 from typing import Any
 
 DETAILS = ("parent_name", "parent_phone", "parent_email", "children", "special_requirements")
@@ -54,8 +55,7 @@ class Intake:
     def from_dict(cls, data: dict | None) -> "Intake":
         """The intake of a stored dict (the details and the when-fields side by side, as `as_dict` writes)."""
         data = data or {}
-        when = {f.name: data.get(f.name) if _valid(f.name, data.get(f.name)) else None
-                for f in fields(cls) if f.name not in ("details", "children")}
+        when = {name: data.get(name) if _valid(name, data.get(name)) else None for name in _when_fields()}
         details = {k: v for k, v in data.items() if k in DETAILS and k != "children" and v not in (None, "")}
         intake = cls(details=details, **when)
         stored = data.get("children")
@@ -66,7 +66,7 @@ class Intake:
 
     def as_dict(self) -> dict:
         """The fields that say something, flat: {"children": [{"name": "Ethan", "age": 5}], "preferred_date": ...}."""
-        when = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("details", "children")}
+        when = {name: getattr(self, name) for name in _when_fields()}
         children = {"children": [dict(c) for c in self.children]} if self.children else {}
         return {**self.details, **children, **{k: v for k, v in when.items() if v}}
 
@@ -273,3 +273,9 @@ def _valid(name: str, value: Any) -> bool:
 
 def _iso(day: dt.date | str) -> str:
     return day.isoformat() if isinstance(day, dt.date) else str(day)
+
+
+@cache
+def _when_fields() -> tuple[str, ...]:
+    """The intake's fields about when (all but the details and the children)."""
+    return tuple(f.name for f in fields(Intake) if f.name not in ("details", "children"))

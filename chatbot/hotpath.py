@@ -191,14 +191,20 @@ def claim_batch(contact_id: int, now: dt.datetime) -> list[Message]:
         return _batch(cursor.fetchall())
 
 
+# A CTE that makes the statement's own commit asynchronous (referenced by the statement, so that it runs).
+_COMMIT_WITHOUT_WAITING = "commit_without_waiting AS (SELECT set_config('synchronous_commit', 'off', true))"
+
+
 @cache
-def _claim_with_history_sql() -> str:
+def _claim_with_history_sql(commit_without_waiting: bool) -> str:
     """`claim_batch`, and the `earlier_messages` of the batch's conversation (read before the claim: the batch is
     not among them), as rows of one shape: (is of the batch, every Message column, the hints); a history row
     has only HISTORY_FIELDS."""
     fields = Message._meta.concrete_fields
     history = ", ".join(f"m.{quote(f.column)}" if f.attname in HISTORY_FIELDS else "NULL" for f in fields)
-    return (f"WITH claimed AS ({_claim_sql()}) SELECT true, claimed.* FROM claimed UNION ALL "
+    return (f"WITH claimed AS ({_claim_sql()}){f', {_COMMIT_WITHOUT_WAITING}' if commit_without_waiting else ''} "
+            f"SELECT true, claimed.* FROM claimed{', commit_without_waiting' if commit_without_waiting else ''} "
+            "UNION ALL "
             f"SELECT false, {history}, NULL, NULL, NULL FROM {table(Message)} m "
             f"JOIN {table(Conversation)} c ON c.id = m.conversation_id "
             f"WHERE m.conversation_id = (SELECT conversation_id FROM claimed LIMIT 1) AND {_answered('m')} "
@@ -207,11 +213,19 @@ def _claim_with_history_sql() -> str:
 
 def claim_batch_with_history(contact_id: int, now: dt.datetime) -> tuple[list[Message], list[Message] | None]:
     """`claim_batch`, and on PostgreSQL in the same statement the `earlier_messages` of the batch's conversation
-    (oldest first; None elsewhere: not read)."""
+    (oldest first; None elsewhere: not read).
+
+    On PostgreSQL, outside a transaction, the claim commits without waiting for its flush to disk
+    (`synchronous_commit` off for this statement alone): it needs no durability of its own. Should PostgreSQL
+    crash before the flush, the messages are unanswered again and answered again; every later write of the
+    turn (its steps, its reply) commits durably, which flushes the claim with it (the log is written in
+    order)."""
     if connection.vendor != "postgresql":
         return claim_batch(contact_id, now), None
     with hot_cursor() as cursor:
-        cursor.execute(_claim_with_history_sql(), _claim_params(contact_id, now) + _answered_params())
+        # Inside a transaction the setting would last until its end: there, the claim commits with it.
+        cursor.execute(_claim_with_history_sql(not connection.in_atomic_block),
+                       _claim_params(contact_id, now) + _answered_params())
         rows = cursor.fetchall()
     positions = [i for i, f in enumerate(Message._meta.concrete_fields) if f.attname in HISTORY_FIELDS]
     earlier = [row[0] for row in instances([[row[1 + i] for i in positions] for row in rows if not row[0]],

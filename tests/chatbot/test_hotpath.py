@@ -320,3 +320,19 @@ def test_the_claim_reads_the_history_a_prompt_would_read():
     assert [m.pk for m in earlier] == [m.pk for m in hotpath.earlier_messages(conversation, {m.pk for m in batch})]
     assert [(m.role, m.text) for m in earlier] == [(m.role, m.text) for m in kept]
     assert batch[0].fact_hints == {"has_upcoming_tours": False, "has_children": False, "has_waitlist_entries": False}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's synchronous_commit")
+@pytest.mark.django_db(transaction=True)
+def test_only_the_claims_own_commit_skips_waiting_for_the_disk():
+    """The claim sets `synchronous_commit` off for its own statement: the next statement (a parent's message
+    being stored, say) commits durably again."""
+    conversation = ConversationFactory()
+    _message(conversation, 1, text="hello")
+
+    batch, _ = hotpath.claim_batch_with_history(conversation.contact_id, timezone.now())
+
+    assert len(batch) == 1
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"

@@ -379,33 +379,14 @@ async def _tell(what: str, call: Awaitable) -> None:
 
 
 class _Frames:
-    """A turn's frames to the parent's channel, in order: typing (sent alongside the model's first call), each
-    tool round's reasoning steps, the reply.
-
-    A round's steps show progress: they are sent once they have waited CHAT_PROGRESS_AFTER_SECONDS without the
-    turn answering. A turn that answers sooner sends them with the reply, in one frame."""
+    """A turn's frames to the parent's channel, in order: typing (sent alongside the model's first call), the
+    reasoning steps the loop streams as progress (`chatbot.agent.loop`), the reply. Each waits for the one
+    before; the turn does not wait for them until its reply."""
 
     def __init__(self, conversation: Conversation) -> None:
         self.observer, self.conversation = observer_for(conversation.channel), conversation
-        self.waiting: list[dict] = []  # stored steps not sent yet
-        self.timer: asyncio.Task | None = None
-        self.sending: asyncio.Future = asyncio.ensure_future(  # the last frame under way: the next waits for it
+        self.sending: asyncio.Future = asyncio.ensure_future(  # the last frame under way
             _tell("typing", self.observer.typing(conversation, True)))
-
-    def steps(self, steps: list[dict]) -> None:
-        self.waiting += steps
-        if self.timer is None:
-            self.timer = asyncio.ensure_future(self._steps_later())
-
-    async def _steps_later(self) -> None:
-        await asyncio.sleep(settings.CHAT_PROGRESS_AFTER_SECONDS)
-        self.timer = None  # from here on these steps are this frame's (see `_stop_timer`)
-        self._send_steps()
-
-    def _send_steps(self) -> None:
-        if self.waiting:
-            steps, self.waiting = self.waiting, []
-            self._send("reasoning steps", lambda: self.observer.steps(self.conversation, steps))
 
     def _send(self, what: str, frame) -> asyncio.Future:
         previous = self.sending
@@ -417,31 +398,20 @@ class _Frames:
         self.sending = asyncio.ensure_future(in_order())
         return self.sending
 
-    def _stop_timer(self) -> None:
-        """No more progress frames: a timer still asleep is cancelled (its steps go with what ends the turn)."""
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
+    async def steps(self, steps: list[dict]) -> None:
+        await self._send("reasoning steps", lambda: self.observer.steps(self.conversation, steps))
 
     async def reply(self, message: Message, steps: list[dict]) -> None:
-        self._stop_timer()
-        last, self.waiting = self.waiting + steps, []
-        await self._send("the reply", lambda: self.observer.turn_reply(self.conversation, message, last))
+        await self._send("the reply", lambda: self.observer.turn_reply(self.conversation, message, steps))
 
     async def failed(self) -> None:
-        self._stop_timer()
-        self._send_steps()
         await self._send("typing", lambda: self.observer.typing(self.conversation, False))
 
 
 async def _answer(conversation: Conversation, turn: loop.Turn, after_finish: loop.AfterFinish) -> Message:
     frames = _Frames(conversation)
-
-    async def on_steps(steps: list[dict]) -> None:
-        frames.steps(steps)
-
     try:
-        finished = await loop.run_prepared(turn, on_steps=on_steps, after_finish=after_finish)
+        finished = await loop.run_prepared(turn, on_steps=frames.steps, after_finish=after_finish)
     except BaseException:
         await frames.failed()
         raise

@@ -201,15 +201,66 @@ async def run_prepared(turn: Turn, on_steps: StepsCallback | None = None,
         return await _run_prepared(turn, on_steps, after_finish)
 
 
+class _Steps:
+    """A turn's reasoning steps between its phases, and the progress it shows.
+
+    `pending` are stored by the next phase (a tool that writes stores its round's at once, with its writes;
+    the answer stores what is left with the reply). A tool round's steps are progress: if the turn has not
+    answered CHAT_PROGRESS_AFTER_SECONDS after the round, they are stored (if not yet) and streamed; a turn that
+    answers sooner sends them with its reply. Either way a step is durable before it is shown."""
+
+    def __init__(self, turn: Turn, on_steps: StepsCallback | None) -> None:
+        self.turn, self.on_steps = turn, on_steps
+        self.pending: list[ReasoningStep] = []  # not stored yet
+        self.unsent: list[ReasoningStep] = []  # stored, not streamed yet
+        self.timer: asyncio.Task | None = None
+        self.busy = False  # the timer is storing or streaming
+
+    def round_done(self) -> None:
+        if self.timer is None:
+            self.timer = asyncio.ensure_future(self._progress_later())
+
+    async def _progress_later(self) -> None:
+        await asyncio.sleep(settings.CHAT_PROGRESS_AFTER_SECONDS)
+        self.busy = True
+        steps = list(self.pending)  # the loop may add the next round's meanwhile: those stay pending
+        if steps:
+            await database_hop(hotpath.store_steps)(self.turn.reply, steps)
+            del self.pending[:len(steps)]
+            self.stored(steps)
+        sent, self.unsent = self.unsent, []
+        if sent and self.on_steps:
+            await self.on_steps([step_payload(step) for step in sent])
+
+    def stored(self, steps: list[ReasoningStep]) -> None:
+        self.unsent += steps
+
+    async def settle(self) -> None:
+        """Before the loop stores steps itself: a timer still asleep is cancelled (its steps are the loop's to
+        store), one at work is waited for."""
+        timer, self.timer = self.timer, None
+        if timer is not None:
+            if self.busy:
+                await timer
+            else:
+                timer.cancel()
+        self.busy = False
+
+    def last(self, stored_now: list[ReasoningStep]) -> list[dict]:
+        """The steps the reply carries: stored and not streamed yet."""
+        steps, self.unsent = self.unsent + stored_now, []
+        return [step_payload(step) for step in steps]
+
+
 async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish: AfterFinish | None) -> Finished:
     school, contact = turn.conversation.school, turn.conversation.contact
-    pending: list[ReasoningStep] = []  # steps of the cycle not stored yet (stored by the next phase)
+    steps = _Steps(turn, on_steps)
     calls: list[dict] = []
     unread = False  # a message arrived during the last tool cycle (looked up while its steps were stored)
     try:
         for cycle in range(1, settings.LLM_MAX_CYCLES + 1):
             # The first cycle's prompt was read just now; a message arriving from here on is found before the
-            # answer is stored (below) or by the next cycle.
+            # answer is stored (below) or, where a round's steps are stored, by the next cycle.
             if unread:
                 turn.ctx.unread = True
                 turn.messages[0] = {"role": "system", "content": await database_hop(prompt.system_prompt)(
@@ -217,46 +268,52 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             answer = await model.complete(turn.messages, tools.schemas_for(turn.ctx))
             turn.count(answer)
             if answer.fallback_reason:
-                pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason, model=answer.model))
+                steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason,
+                                               model=answer.model))
             step = next_step(answer)
             if isinstance(step, RunTools):
                 calls = step.calls
-                pending += _asked(turn, cycle, answer)
-                unread = await _run_tools(turn, cycle, calls, pending, on_steps)
+                steps.pending += _asked(turn, cycle, answer)
+                unread = await _run_tools(turn, cycle, calls, steps)
                 calls = []
                 continue
             # Messages that arrived while the model answered are taken in instead, and everything answered
             # together. On the last cycle they are left pending (the next turn answers them): taking them here
             # would mark them processed without an answer.
-            late = await _conclude(turn, pending, step, cycle, after_finish, take_late=cycle < settings.LLM_MAX_CYCLES)
+            late = await _conclude(turn, steps, step, cycle, after_finish, take_late=cycle < settings.LLM_MAX_CYCLES)
             if isinstance(late, Finished):
                 return late
             unread = False  # taken in just now
             turn.messages.extend({"role": "user", "content": m.text} for m in late)
-            pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(late)} more message(s) "
-                                     "arrived; answering everything together.", model=answer.model))
+            steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(late)} more message(s) "
+                                           "arrived; answering everything together.", model=answer.model))
     finally:
+        with contextlib.suppress(Exception):  # the turn's own error goes on
+            await steps.settle()
         for call in calls:  # interrupted between asking for tools and storing their results
-            pending.append(turn.step(0, ReasoningStep.Kind.OBSERVE, INTERRUPTED["message"], tool_name=call["name"],
-                                     tool_call_id=call["id"], tool_result=INTERRUPTED))
+            steps.pending.append(turn.step(0, ReasoningStep.Kind.OBSERVE, INTERRUPTED["message"],
+                                           tool_name=call["name"], tool_call_id=call["id"], tool_result=INTERRUPTED))
         if calls:
-            await database_hop(hotpath.store_steps)(turn.reply, pending)
-    return await _conclude(turn, pending, GaveUp(f"no answer within {settings.LLM_MAX_CYCLES} cycles"),
+            await database_hop(hotpath.store_steps)(turn.reply, steps.pending)
+    return await _conclude(turn, steps, GaveUp(f"no answer within {settings.LLM_MAX_CYCLES} cycles"),
                            settings.LLM_MAX_CYCLES, after_finish, take_late=False)
 
 
-async def _conclude(turn: Turn, pending: list[ReasoningStep], outcome: FinalAnswer | GaveUp, cycle: int,
+async def _conclude(turn: Turn, steps: _Steps, outcome: FinalAnswer | GaveUp, cycle: int,
                     after_finish: AfterFinish | None, take_late: bool) -> "Finished | list[Message]":
-    """Phase 3: store the answer (see `_finish`). With `take_late`, a message that arrived meanwhile stops it:
-    then the messages taken into the turn are returned instead, and nothing was stored."""
+    """Phase 3: store the answer (see `_finish`), with the steps not stored yet. With `take_late`, a message that
+    arrived meanwhile stops it: then the messages taken into the turn are returned instead, and nothing was
+    stored."""
+    await steps.settle()
     text = outcome.text if isinstance(outcome, FinalAnswer) else str(GIVE_UP_TEXT)
     latency_ms = int((time.perf_counter() - turn.started) * 1000)
-    steps = [*pending, turn.step(cycle, ReasoningStep.Kind.ANSWER, text,
-                                 model=turn.models_used[-1] if turn.models_used else "", latency_ms=latency_ms)]
+    last = [*steps.pending, turn.step(cycle, ReasoningStep.Kind.ANSWER, text,
+                                      model=turn.models_used[-1] if turn.models_used else "", latency_ms=latency_ms)]
     _fill_reply(turn, text, latency_ms, gave_up=isinstance(outcome, GaveUp))
-    finished, after = await database_hop(_finish)(turn, steps, after_finish, take_late)
+    finished, after = await database_hop(_finish)(turn, last, after_finish, take_late)
     if finished:
-        return Finished(turn.reply, [step_payload(step) for step in steps], after)
+        steps.pending.clear()
+        return Finished(turn.reply, steps.last(last), after)
     turn.position -= 1  # the answer's step was not stored
     return after
 
@@ -287,41 +344,44 @@ def _observed(turn: Turn, cycle: int, calls: list[dict], results: list[tuple[dic
     return steps
 
 
-async def _run_tools(turn: Turn, cycle: int, calls: list[dict], pending: list[ReasoningStep],
-                     on_steps: StepsCallback | None) -> bool:
-    """Phase 2: run the cycle's tools (each in a database hop, concurrently), store the cycle's steps in one
-    statement after the tools' own writes (the first cycle's also inserts the reply's row), then stream them;
-    `pending` is emptied. A single tool call's steps are stored in the tool's own hop. The same statement
-    reads whether a message of the contact arrived meanwhile (for the next cycle's prompt): returned."""
-    contact_id = turn.conversation.contact_id
-    if len(calls) == 1:
+async def _run_tools(turn: Turn, cycle: int, calls: list[dict], steps: _Steps) -> bool:
+    """Phase 2: run the round's tools (each in a database hop, concurrently). A round of one tool that only reads
+    leaves its steps for the next phase; otherwise they are stored in one statement after the tools' writes (a
+    single tool's in its own hop, right after it; the first round's also inserts the reply's row), which also
+    reads whether a message of the contact arrived meanwhile (for the next cycle's prompt): returned. Either
+    way the round's steps are progress (`_Steps`)."""
+    await steps.settle()
+    pending, contact_id = steps.pending, turn.conversation.contact_id
+    unread = False
+    if len(calls) == 1 and calls[0]["name"] in tools.READ_ONLY_TOOLS:
+        started = time.perf_counter()
+        _, result = await tools.execute(calls[0]["name"], calls[0]["arguments"], turn.ctx)
+        pending += _observed(turn, cycle, calls, [(result, int((time.perf_counter() - started) * 1000))])
+    elif len(calls) == 1:
         stored: list[ReasoningStep] = []
-        unread = []
+        found = []
 
         def store(result: dict, latency_ms: int) -> None:  # in the tool's hop, right after it
-            steps = pending + _observed(turn, cycle, calls, [(result, latency_ms)])
-            unread.append(hotpath.store_steps(turn.reply, steps, unanswered_of=contact_id))
-            stored.extend(steps)
+            done = pending + _observed(turn, cycle, calls, [(result, latency_ms)])
+            found.append(hotpath.store_steps(turn.reply, done, unanswered_of=contact_id))
+            stored.extend(done)
 
         started = time.perf_counter()
         _, result = await tools.execute(calls[0]["name"], calls[0]["arguments"], turn.ctx, then=store)
         if stored:
             pending.clear()
-            await _stream(stored, on_steps)
-            return unread[0]
-        results = [(result, int((time.perf_counter() - started) * 1000))]  # the tool did not run
+            steps.stored(stored)
+            unread = found[0]
+        else:  # the tool did not run: its error result is stored with the next phase
+            pending += _observed(turn, cycle, calls, [(result, int((time.perf_counter() - started) * 1000))])
     else:
         results = await asyncio.gather(*[_timed_execute(call, turn.ctx) for call in calls])
-    pending += _observed(turn, cycle, calls, results)
-    found = await database_hop(hotpath.store_steps)(turn.reply, pending, contact_id)
-    steps, pending[:] = list(pending), []
-    await _stream(steps, on_steps)
-    return found
-
-
-async def _stream(steps: list[ReasoningStep], on_steps: StepsCallback | None) -> None:
-    if on_steps:
-        await on_steps([step_payload(step) for step in steps])
+        pending += _observed(turn, cycle, calls, results)
+        unread = await database_hop(hotpath.store_steps)(turn.reply, pending, contact_id)
+        steps.stored(list(pending))
+        pending.clear()
+    steps.round_done()
+    return unread
 
 
 def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool) -> None:

@@ -34,6 +34,9 @@ def _booking_call(day: dt.date) -> tuple[str, dict]:
 
 
 READ_BACK = "Shall I book Tuesday 09:00 for Tom?"
+# A tool that writes: its round's steps are stored in its own hop, the turn's first write (a tool that only reads
+# leaves its steps for the answer's write).
+NOTE_THE_CHILD = ("update_context", {"field_to_update": "child_name", "new_value": "Tom"})
 
 
 async def _read_back(school, contact, day, drill_model) -> None:
@@ -57,7 +60,7 @@ async def test_connection_dropped_before_anything_is_stored(world, drill_model, 
     school, contact, _ = world
     drill_model.script = [
         lambda: backend_killer.arm("LOCK TABLE chatbot_reasoningstep IN SHARE MODE"),  # the THINK step waits...
-        {"content": "Let me look.", "tool_calls": [("get_faq_answer", {"question": "lunch"})]},
+        {"content": "Let me note that.", "tool_calls": [NOTE_THE_CHILD]},
         {"content": ANSWER},  # ...the retried turn
     ]
     await receive(school=school, contact=contact, channel="web", text="Do you serve lunch?")
@@ -72,8 +75,8 @@ async def test_a_turn_that_keeps_failing_gives_up_honestly_and_loses_nothing(wor
     """Dropped on both attempts: no endless retry, the parent is told, the message waits for the next turn."""
     school, contact, _ = world
     trap = lambda: backend_killer.arm("LOCK TABLE chatbot_reasoningstep IN SHARE MODE")  # noqa: E731
-    drill_model.script = [trap, {"content": "Let me look.", "tool_calls": [("get_faq_answer", {"question": "x"})]},
-                          trap, {"content": "Let me look.", "tool_calls": [("get_faq_answer", {"question": "x"})]}]
+    drill_model.script = [trap, {"content": "Let me note that.", "tool_calls": [NOTE_THE_CHILD]},
+                          trap, {"content": "Let me note that.", "tool_calls": [NOTE_THE_CHILD]}]
     with pytest.raises(OperationalError):
         await receive(school=school, contact=contact, channel="web", text="Do you serve lunch?")
     backend_killer.join()

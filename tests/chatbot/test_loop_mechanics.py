@@ -145,3 +145,43 @@ async def test_nul_characters_from_parent_or_model_are_dropped_before_storing(sc
     assert reply.text == "Yes."
     parent = await database_sync_to_async(lambda: reply.reply_to.text)()
     assert parent == "hello there"
+
+
+async def _turn_with_progress(text: str):
+    """A turn run with `run_prepared`, recording each progress batch and whether its steps were stored by then."""
+    from chatbot.agent.loop import prepare_turn, run_prepared
+    from config.hops import database_hop
+
+    conversation, message = await _conversation_with(text)
+    turn = await database_hop(prepare_turn)(conversation, [message])
+    batches = []
+
+    async def on_steps(steps: list[dict]) -> None:
+        stored = await database_sync_to_async(lambda: set(turn.reply.steps.values_list("position", flat=True)))()
+        batches.append(([s["kind"] for s in steps], all(s["position"] in stored for s in steps)))
+
+    finished = await run_prepared(turn, on_steps)
+    return finished, batches
+
+
+async def test_a_quick_read_only_round_is_stored_and_sent_with_the_answer(scripted):
+    """Answered within CHAT_PROGRESS_AFTER_SECONDS of a round of a tool that only reads: no progress, and the
+    round's steps are written with the answer (one write for the turn's steps)."""
+    scripted.script = [{"content": "Let me look.", "tool_calls": [("check_availability", {})]},
+                       {"content": "Here are the tours."}]
+    finished, batches = await _turn_with_progress("any tours?")
+
+    assert batches == []
+    assert [s["kind"] for s in finished.steps] == ["think", "act", "observe", "answer"]
+    assert [s.kind for s in await _steps(finished.reply)] == ["think", "act", "observe", "answer"]
+
+
+@override_settings(CHAT_PROGRESS_AFTER_SECONDS=0.05)
+async def test_a_slow_turn_streams_its_round_as_progress_once_it_is_stored(scripted):
+    scripted.script = [{"content": "Let me look.", "tool_calls": [("check_availability", {})]},
+                       {"content": "Here are the tours.", "delay": 0.4}]
+    finished, batches = await _turn_with_progress("any tours?")
+
+    assert batches == [(["think", "act", "observe"], True)], "progress, each step durable before it is shown"
+    assert [s["kind"] for s in finished.steps] == ["answer"]
+    assert [s.kind for s in await _steps(finished.reply)] == ["think", "act", "observe", "answer"]

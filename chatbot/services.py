@@ -255,17 +255,20 @@ class _ReleaseAndLook:
     """The end of a turn's last database hop: save the active task and release the session lock, and learn
     whether a message was queued for this turn meanwhile, in one Redis round trip (`memory.save_and_release`:
     a message whose own turn finds the lock taken is queued in the same step, so none is missed). With Redis
-    unreachable, the database is asked instead."""
+    unreachable, the database is asked instead. The same round trip reads what the channel asks to look up for
+    the reply (`TurnObserver.reply_lookup`; after the reply was stored), returned for `turn_reply`."""
 
     def __init__(self, lock, contact_id: int) -> None:
         self.lock, self.contact_id = lock, contact_id
         self.done = False
         self.pending = True  # until looked: go round once more
+        self.lookup = None  # set by the turn, when it knows its channel
 
-    def __call__(self, active: memory.ActiveContext) -> None:
-        flagged = memory.save_and_release(active, self.lock)
+    def __call__(self, active: memory.ActiveContext) -> list[str] | None:
+        flagged, found = memory.save_and_release(active, self.lock, self.lookup)
         self.done = True
         self.pending = hotpath.has_unanswered(self.contact_id) if flagged is None else flagged
+        return found
 
 
 async def run_pending_turns(school_id: int, contact_id: int, conversation: Conversation | None = None,
@@ -401,21 +404,23 @@ class _Frames:
     async def steps(self, steps: list[dict]) -> None:
         await self._send("reasoning steps", lambda: self.observer.steps(self.conversation, steps))
 
-    async def reply(self, message: Message, steps: list[dict]) -> None:
-        await self._send("the reply", lambda: self.observer.turn_reply(self.conversation, message, steps))
+    async def reply(self, message: Message, steps: list[dict], looked_up: object = None) -> None:
+        await self._send("the reply", lambda: self.observer.turn_reply(self.conversation, message, steps,
+                                                                       looked_up))
 
     async def failed(self) -> None:
         await self._send("typing", lambda: self.observer.typing(self.conversation, False))
 
 
-async def _answer(conversation: Conversation, turn: loop.Turn, after_finish: loop.AfterFinish) -> Message:
+async def _answer(conversation: Conversation, turn: loop.Turn, release: _ReleaseAndLook) -> Message:
     frames = _Frames(conversation)
+    release.lookup = frames.observer.reply_lookup(conversation)
     try:
-        finished = await loop.run_prepared(turn, on_steps=frames.steps, after_finish=after_finish)
+        finished = await loop.run_prepared(turn, on_steps=frames.steps, after_finish=release)
     except BaseException:
         await frames.failed()
         raise
-    await frames.reply(finished.reply, finished.steps)
+    await frames.reply(finished.reply, finished.steps, finished.after)
     return finished.reply
 
 

@@ -190,35 +190,41 @@ def take_session_now(lock, school_id: int, contact_id: int, entry: str = "") -> 
 
 
 # Save the active context (ARGV[2] to KEYS[2], unless empty), release the lock (KEYS[1]) if it still holds our
-# token (ARGV[1]), and say whether a message was queued for this turn meanwhile (the flag, KEYS[3]).
+# token (ARGV[1]), and say whether a message was queued for this turn meanwhile (the flag, KEYS[3]); with a
+# KEYS[4], also read the members of that sorted set scored from ARGV[4] on (a channel layer's group).
 _RELEASE = """
 if ARGV[2] ~= '' then redis.call('set', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
 local released = 0
 if ARGV[1] ~= '' and redis.call('get', KEYS[1]) == ARGV[1] then released = redis.call('del', KEYS[1]) end
-return {released, redis.call('exists', KEYS[3])}
+local members = {}
+if KEYS[4] then members = redis.call('zrangebyscore', KEYS[4], ARGV[4], '+inf') end
+return {released, redis.call('exists', KEYS[3]), members}
 """
 
 
-def save_and_release(active: ActiveContext, lock) -> bool | None:
+def save_and_release(active: ActiveContext, lock, group: tuple[bytes | str, int] | None = None
+                     ) -> tuple[bool | None, list[str] | None]:
     """The turn's end, from synchronous code: its active task saved and its `session_lock` released (with the
     token check) in one Redis round trip, which also tells whether a message was queued for this turn meanwhile
-    (True / False; None when Redis is unreachable). A lock already gone (expired, or lost with a Redis restart)
-    is only logged; with Redis unreachable the task is not saved and the lock expires on its own."""
+    (True / False; None when Redis is unreachable) and, given a `group` (a sorted set's key and the lowest score
+    to read, see `chatbot.channels.web.group_in_our_redis`), reads its members: (flagged, members or None).
+    A lock already gone (expired, or lost with a Redis restart) is only logged; with Redis unreachable the task
+    is not saved and the lock expires on its own."""
     token, lock.local.token = lock.local.token, None
     data = active.unsaved_json()
-    keys = (lock.name, context_key(active.school_id, active.contact_id),
-            flag_key(active.school_id, active.contact_id))
+    keys = [lock.name, context_key(active.school_id, active.contact_id),
+            flag_key(active.school_id, active.contact_id), *([group[0]] if group else [])]
     try:
-        released, flagged = get_redis().eval(_RELEASE, len(keys), *keys, token or "", data,
-                                             settings.ACTIVE_CONTEXT_TTL_SECONDS)
+        released, flagged, members = get_redis().eval(_RELEASE, len(keys), *keys, token or "", data,
+                                                      settings.ACTIVE_CONTEXT_TTL_SECONDS, group[1] if group else 0)
     except RedisError as exc:
         logger.warning("Redis unreachable while saving the active context and releasing %s (%s); the lock "
                        "expires on its own", lock.name, exc)
-        return None
+        return None, None
     active.saved(data)
     if token is not None and not released:  # None: never taken (Redis was unreachable)
         logger.warning("session lock %s was already gone", lock.name)
-    return bool(flagged)
+    return bool(flagged), members if group else None
 
 
 def drain_queue(school_id: int, contact_id: int) -> list[dict]:

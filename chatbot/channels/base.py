@@ -29,9 +29,16 @@ class TurnObserver:
     async def reply(self, conversation: Conversation, message: Message) -> None:
         return None
 
-    async def turn_reply(self, conversation: Conversation, message: Message, steps: list[dict]) -> None:
-        """A turn's end: its last steps, typing off, its reply. A channel that can say all three at once
-        overrides this; here each part is tried even when one before it failed (typing is best effort)."""
+    def reply_lookup(self, conversation: Conversation) -> tuple[bytes | str, int] | None:
+        """A Redis sorted set the turn's last Redis step should read for the reply, after the reply is stored
+        ((key, lowest score); `turn_reply` gets its members): one round trip less. None: nothing."""
+        return None
+
+    async def turn_reply(self, conversation: Conversation, message: Message, steps: list[dict],
+                         looked_up: list[str] | None = None) -> None:
+        """A turn's end: its last steps, typing off, its reply (`looked_up`: what `reply_lookup` asked for, if
+        read). A channel that can say all three at once overrides this; here each part is tried even when one
+        before it failed (typing is best effort)."""
         failure: Exception | None = None
         for part in (lambda: self.steps(conversation, steps), lambda: self.typing(conversation, False),
                      lambda: self.reply(conversation, message)):

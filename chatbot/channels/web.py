@@ -103,10 +103,24 @@ _last_remote: "OrderedDict[str, list[str]]" = OrderedDict()
 LAST_REMOTE_GROUPS = 4096
 
 
-async def _remote(layer, group: str, fresh: bool) -> list[str]:
-    if not fresh and group in _last_remote:
+def group_in_our_redis(school_id: int, visitor: str) -> tuple[bytes, int] | None:
+    """(the Redis key, the lowest live score) of the visitor's group when the channel layer keeps its groups
+    in the Redis at REDIS_URL (channels-redis on that one host): another step on that Redis can read the
+    group's members in its own round trip. None otherwise."""
+    layer = get_channel_layer()
+    if not hasattr(layer, "_group_key") or [host.get("address") for host in layer.hosts] != [settings.REDIS_URL]:
+        return None
+    return layer._group_key(visitor_group(school_id, visitor)), int(time.time()) - layer.group_expiry
+
+
+async def _remote(layer, group: str, fresh: bool, found: list | None = None) -> list[str]:
+    if found is not None:  # read by the caller just now (`group_in_our_redis`)
+        members = [m.decode() if isinstance(m, bytes) else m for m in found]
+        members = [m for m in members if m not in _local_sockets.get(group, {})]
+    elif not fresh and group in _last_remote:
         return _last_remote[group]
-    members = await _remote_members(layer, group)
+    else:
+        members = await _remote_members(layer, group)
     _last_remote[group] = members
     _last_remote.move_to_end(group)
     while len(_last_remote) > LAST_REMOTE_GROUPS:
@@ -114,13 +128,15 @@ async def _remote(layer, group: str, fresh: bool) -> list[str]:
     return members
 
 
-async def send_to_visitor(school_id: int, visitor: str, payload: dict, fresh: bool = True) -> None:
+async def send_to_visitor(school_id: int, visitor: str, payload: dict, fresh: bool = True,
+                          found: list | None = None) -> None:
     """One frame to every socket of the visitor: those of this process directly, the others over the layer.
 
     `fresh=False` (progress: typing, reasoning steps): the visitor's sockets in other processes as a reply last
     found them, saving a look-up per frame; a tab opened in another process since then sees the turn's reply
     but not its progress. A reply always looks them up, after it was stored: a tab that joins later reads it
-    in its history."""
+    in its history; `found`: the group's members as the caller read them after storing the reply
+    (`group_in_our_redis`), instead of looking them up here."""
     group = visitor_group(school_id, visitor)
     layer = get_channel_layer()
     event = {"type": "chat.event", "payload": payload}
@@ -130,7 +146,7 @@ async def send_to_visitor(school_id: int, visitor: str, payload: dict, fresh: bo
             await consumer.chat_event(event)
         else:  # a turn on another event loop of this process (the in-process runner): through the layer
             await layer.send(consumer.channel_name, event)
-    for channel in await _remote(layer, group, fresh):
+    for channel in await _remote(layer, group, fresh, found):
         await layer.send(channel, event)
 
 
@@ -138,9 +154,13 @@ class WebObserver(TurnObserver):
     """Protocol v2 frames: `typing` at a turn's start, one `reasoning_steps` per tool cycle, and the reply's
     `message` carrying the turn's last steps (it also ends the typing indicator)."""
 
-    async def _send(self, conversation: Conversation, payload: dict, fresh: bool = True) -> None:
+    async def _send(self, conversation: Conversation, payload: dict, fresh: bool = True,
+                    found: list | None = None) -> None:
         # Turns load the conversation with its contact (select_related): no query here.
-        await send_to_visitor(conversation.school_id, conversation.contact.web_visitor_id, payload, fresh)
+        await send_to_visitor(conversation.school_id, conversation.contact.web_visitor_id, payload, fresh, found)
+
+    def reply_lookup(self, conversation):
+        return group_in_our_redis(conversation.school_id, conversation.contact.web_visitor_id)
 
     async def typing(self, conversation, active):
         await self._send(conversation, {"type": "typing", "active": active}, fresh=False)
@@ -156,8 +176,8 @@ class WebObserver(TurnObserver):
     async def reply(self, conversation, message):
         await self._send(conversation, live_message_event(message))
 
-    async def turn_reply(self, conversation, message, steps):
-        await self._send(conversation, {**live_message_event(message), "steps": steps})
+    async def turn_reply(self, conversation, message, steps, looked_up=None):
+        await self._send(conversation, {**live_message_event(message), "steps": steps}, found=looked_up)
 
 
 register_observer(Channel.WEB, WebObserver())

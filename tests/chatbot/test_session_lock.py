@@ -41,7 +41,7 @@ def test_a_message_for_a_running_turn_is_queued_and_its_release_says_so():
     assert (taken, context) == (False, None)
     assert get_redis().lrange(memory.queue_key(1, 2), 0, -1) == [entry]
     active = memory.ActiveContext(1, 2, task_type="faq")
-    assert memory.save_and_release(active, running) is True  # go round once more for the queued message
+    assert memory.save_and_release(active, running) == (True, None)  # go round once more for the queued message
     assert get_redis().get(memory.lock_key(1, 2)) is None
     assert memory.ActiveContext.load(1, 2).task_type == "faq"
     assert [entry["message_id"] for entry in memory.drain_queue(1, 2)] == [7]
@@ -50,7 +50,7 @@ def test_a_message_for_a_running_turn_is_queued_and_its_release_says_so():
 def test_a_release_with_nothing_queued_says_so_and_leaves_a_lock_it_no_longer_holds():
     lock = _lock()
     memory.take_session_now(lock, 1, 2)
-    assert memory.save_and_release(memory.ActiveContext(1, 2), lock) is False
+    assert memory.save_and_release(memory.ActiveContext(1, 2), lock) == (False, None)
 
     other = _lock()
     memory.take_session_now(other, 1, 2)
@@ -64,3 +64,13 @@ def test_asking_without_a_message_queues_nothing():
 
     assert memory.take_session_now(_lock(), 1, 2) == (False, None)
     assert get_redis().exists(memory.queue_key(1, 2), memory.flag_key(1, 2)) == 0
+
+
+def test_the_release_reads_the_sorted_set_it_is_given_in_the_same_step():
+    """A web reply's other-process sockets are read with the release, after the reply was stored."""
+    get_redis().zadd("asgi:group:chat_1_v", {"specific.abc!x": 100, "specific.def!y": 10})
+    lock = _lock()
+    memory.take_session_now(lock, 1, 2)
+
+    assert memory.save_and_release(memory.ActiveContext(1, 2), lock, ("asgi:group:chat_1_v", 50)) == (
+        False, ["specific.abc!x"])

@@ -575,3 +575,18 @@ async def test_progress_reaches_other_processes_sockets_a_reply_found_and_every_
     received = [(await layer.receive(elsewhere))["payload"]["type"] for _ in range(2)]
     assert received == ["message", "typing"]
     await layer.group_discard(group, elsewhere)
+
+
+async def test_a_reply_goes_to_the_sockets_its_turn_read_with_the_lock_release():
+    """`found` (read in the turn's last Redis step, after the reply was stored) is used as the group's sockets in
+    other processes: no look-up of its own."""
+    from channels.layers import get_channel_layer
+
+    from chatbot.channels import web
+
+    layer = get_channel_layer()
+    elsewhere = await layer.new_channel()  # not in the group's table: only `found` names it
+
+    await web.send_to_visitor(1, "v-found", {"type": "message", "text": "hi"}, True, [elsewhere.encode()])
+
+    assert (await layer.receive(elsewhere))["payload"]["text"] == "hi"

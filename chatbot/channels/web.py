@@ -86,14 +86,17 @@ _local_sockets: dict[str, dict[str, "WebChatConsumer"]] = {}
 
 async def _remote_members(layer, group: str) -> list[str]:
     """The group's channels in other processes (one Redis command with channels-redis)."""
-    local = _local_sockets.get(group, {})
     if hasattr(layer, "_group_key"):  # channels-redis: the group is a sorted set of (channel, joined at)
         key = layer._group_key(group)
-        members = await layer.connection(layer.consistent_hash(group)).zrangebyscore(
-            key, int(time.time()) - layer.group_expiry, "+inf")
-        names = [m.decode() for m in members]
-    else:  # InMemoryChannelLayer (one process): its group table
-        names = list(getattr(layer, "groups", {}).get(group, {}))
+        return _elsewhere(group, await layer.connection(layer.consistent_hash(group)).zrangebyscore(
+            key, int(time.time()) - layer.group_expiry, "+inf"))
+    return _elsewhere(group, getattr(layer, "groups", {}).get(group, {}))  # InMemoryChannelLayer: its table
+
+
+def _elsewhere(group: str, channels) -> list[str]:
+    """These channel names of the group (bytes or text), less this process's sockets."""
+    local = _local_sockets.get(group, {})
+    names = (name.decode() if isinstance(name, bytes) else name for name in channels)
     return [name for name in names if name not in local]
 
 
@@ -115,8 +118,7 @@ def group_in_our_redis(school_id: int, visitor: str) -> tuple[bytes, int] | None
 
 async def _remote(layer, group: str, fresh: bool, found: list | None = None) -> list[str]:
     if found is not None:  # read by the caller just now (`group_in_our_redis`)
-        members = [m.decode() if isinstance(m, bytes) else m for m in found]
-        members = [m for m in members if m not in _local_sockets.get(group, {})]
+        members = _elsewhere(group, found)
     elif not fresh and group in _last_remote:
         return _last_remote[group]
     else:

@@ -13,6 +13,7 @@ import datetime as dt
 import inspect
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -834,7 +835,38 @@ def __getattr__(name: str):
 READ_ONLY_TOOLS = frozenset({"check_availability", "check_open_days", "get_faq_answer"})
 
 
-def _run_tool(name: str, arguments: dict, then: Callable[[dict, int], None] | None = None) -> dict:
+class _Then:
+    """What runs in a tool's hop right after it (`execute(then=...)`), and the hand-shake with a timeout: a tool
+    past TOOL_TIMEOUT_SECONDS goes on in its thread, so either `then` never runs (the caller gave up first and
+    answers with a timeout error), or the caller waits for it and takes the tool's own result: never both."""
+
+    def __init__(self, then: Callable[[dict, int], None]) -> None:
+        self.then = then
+        self.lock = threading.Lock()
+        self.state = "waiting"  # -> "running" (in the hop) or "abandoned" (by the caller)
+        self.done = threading.Event()
+        self.result: dict | None = None
+
+    def __call__(self, result: dict, latency_ms: int) -> None:
+        with self.lock:
+            if self.state == "abandoned":
+                return
+            self.state = "running"
+        try:
+            self.then(result, latency_ms)
+            self.result = result
+        finally:
+            self.done.set()
+
+    def abandon(self) -> bool:
+        """Give up on the tool: True if `then` will never run; False if it has begun (wait for `done`)."""
+        with self.lock:
+            if self.state == "waiting":
+                self.state = "abandoned"
+            return self.state == "abandoned"
+
+
+def _run_tool(name: str, arguments: dict, then: _Then | None = None) -> dict:
     started = time.perf_counter()
     try:
         result = TOOLS[name](**arguments)
@@ -877,17 +909,22 @@ async def execute(name: str, raw_arguments: str | dict | None, ctx: ToolContext,
     """Run one tool call for the model: (parsed arguments, result). Never raises, except what `then` raises.
 
     `then(result, milliseconds)` runs in the tool's own database hop, right after it (e.g. to store the
-    result): only if the tool ran. A hop that has started always runs to its end and its result is used
-    (asgiref waits for a started thread, even past TOOL_TIMEOUT_SECONDS); one the timeout cancels before
-    it started never runs."""
+    result), only if the tool ran and its result is the one returned here: past TOOL_TIMEOUT_SECONDS the
+    tool is given up (a timeout error) unless `then` has begun, in which case its end is waited for."""
     arguments, problem = parse_arguments(name, raw_arguments)
     if problem:
         return arguments, problem
     current_context.set(ctx)
+    after = _Then(then) if then is not None else None
     try:
         result = await asyncio.wait_for(
-            database_hop(_run_tool)(name, arguments, then), TOOL_TIMEOUT_SECONDS
+            database_hop(_run_tool)(name, arguments, after), TOOL_TIMEOUT_SECONDS
         )
     except TimeoutError:
         result = _error(f"{name} took too long to answer. Please try again.")
+        if after is not None and not after.abandon():  # `then` is under way in the tool's thread
+            await asyncio.get_running_loop().run_in_executor(None, after.done.wait)
+            if after.result is None:
+                raise RuntimeError(f"storing what {name} did failed in its thread (see the log)") from None
+            result = after.result
     return arguments, result

@@ -185,3 +185,36 @@ async def test_a_slow_turn_streams_its_round_as_progress_once_it_is_stored(scrip
     assert batches == [(["think", "act", "observe"], True)], "progress, each step durable before it is shown"
     assert [s["kind"] for s in finished.steps] == ["answer"]
     assert [s.kind for s in await _steps(finished.reply)] == ["think", "act", "observe", "answer"]
+
+
+@pytest.mark.parametrize("slow", ["tool", "store"])
+async def test_a_writing_tool_past_its_timeout_has_its_round_stored_once(scripted, monkeypatch, slow):
+    """A tool past TOOL_TIMEOUT_SECONDS goes on in its thread. Slow in the tool: it is given up (a timeout error),
+    and what it then does never stores its round. Slow in storing its round (in its hop): that is waited for,
+    with the tool's own result. Either way one round of steps and one reply, never both."""
+    import asyncio
+    import time as clock
+
+    from chatbot import hotpath
+    from chatbot.agent import tools
+
+    def slowly(function):
+        def run(*args, **kwargs):
+            clock.sleep(0.3)
+            return function(*args, **kwargs)
+        return run
+
+    if slow == "tool":
+        monkeypatch.setitem(tools.TOOLS, "update_context", slowly(tools.TOOLS["update_context"]))
+    else:
+        monkeypatch.setattr(hotpath, "store_steps", slowly(hotpath.store_steps))
+    monkeypatch.setattr(tools, "TOOL_TIMEOUT_SECONDS", 0.05)
+    scripted.script = [{"tool_calls": [("update_context", {"field_to_update": "child_name", "new_value": "Tom"})]},
+                       {"content": "Noted."}]
+    reply, steps, _ = await _turn("my son is Tom")
+    await asyncio.sleep(0.5)  # the tool's thread is done by now
+
+    steps = await _steps(reply)
+    assert [s.kind for s in steps] == ["think", "act", "observe", "answer"] and reply.text == "Noted."
+    assert steps[2].tool_result["status"] == ("error" if slow == "tool" else "updated")
+    assert await database_sync_to_async(Message.objects.filter(role=Message.Role.ASSISTANT).count)() == 1

@@ -45,11 +45,16 @@ class Received:
     conversation: Conversation
 
 
+def _idle_since() -> dt.datetime:
+    """A conversation whose last message is older than this has ended (the idle timeout)."""
+    return timezone.now() - dt.timedelta(seconds=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+
+
 def current_conversation(school: School, contact: Contact, channel: str, external_id: str = "",
                          new_contact: bool = False) -> Conversation:
     """The contact's open conversation on this channel (read with its school and contact), or a new one after
     the idle timeout; always a new one for a contact created just now (`new_contact`: nothing to read)."""
-    idle_since = timezone.now() - dt.timedelta(seconds=settings.ACTIVE_CONTEXT_TTL_SECONDS)
+    idle_since = _idle_since()
     conversation = None if new_contact else hotpath.open_conversation(school.pk, contact.pk, channel, external_id)
     if conversation and (conversation.last_message_at is None or conversation.last_message_at >= idle_since
                          or conversation.status == Conversation.Status.HANDED_OFF):
@@ -110,11 +115,10 @@ def _store_in_open_conversation(school: School, contact: Contact, channel: str, 
     text = without_nul(text)
     message = Message(role=Message.Role.USER, text=text, channel=channel, channel_message_id=channel_message_id,
                       language=language.remember(contact, text))
-    idle_since = timezone.now() - dt.timedelta(seconds=settings.ACTIVE_CONTEXT_TTL_SECONDS)
     try:
         with savepoint_if_nested():
             conversation = hotpath.store_in_open_conversation(message, school.pk, contact.pk, external_id,
-                                                              idle_since)
+                                                              _idle_since())
     except IntegrityError:  # a redelivery (unique channel message id)
         return None
     return Received(message, False, conversation) if message.pk is not None else None
@@ -350,8 +354,7 @@ async def _acquire(lock, school_id: int, contact_id: int, queue: str) -> tuple[b
     try:
         return await memory.take_session(lock, school_id, contact_id, queue)
     except RedisError as exc:
-        logger.warning("Redis unreachable (%s): answering without the session lock", exc)
-        return True, None
+        return _without_lock(exc)
 
 
 def _acquire_now(lock, school_id: int, contact_id: int, queue: str) -> tuple[bool, str | None]:
@@ -359,8 +362,12 @@ def _acquire_now(lock, school_id: int, contact_id: int, queue: str) -> tuple[boo
     try:
         return memory.take_session_now(lock, school_id, contact_id, queue)
     except RedisError as exc:
-        logger.warning("Redis unreachable (%s): answering without the session lock", exc)
-        return True, None
+        return _without_lock(exc)
+
+
+def _without_lock(exc: RedisError) -> tuple[bool, None]:
+    logger.warning("Redis unreachable (%s): answering without the session lock", exc)
+    return True, None
 
 
 async def _release(lock) -> None:

@@ -95,7 +95,7 @@ class SlotView:
 
     @property
     def label(self) -> str:
-        return f"{self.local_date:%a} {self.local_date.day} {self.local_date:%b}, {self.local_time:%H:%M}"
+        return short_label(self.local_date, f"{self.local_time:%H:%M}")
 
     def as_dict(self) -> dict:
         return {
@@ -106,6 +106,11 @@ class SlotView:
             "seats_left": self.seats_left,
             "duration_minutes": self.duration_minutes,
         }
+
+
+def short_label(day: dt.date, time: str) -> str:
+    """"Wed 25 Nov, 09:00": a slot on a button (English)."""
+    return f"{day:%a} {day.day} {day:%b}, {time}" if time else f"{day:%a} {day.day} {day:%b}"
 
 
 def describe_date(day: dt.date) -> str:

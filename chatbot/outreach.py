@@ -16,6 +16,8 @@ from bookings import services as booking_services
 from bookings import signals, waitlist
 from bookings.models import TourBooking, WaitlistEntry
 from bookings.services import BookingError
+from chatbot.agent.dialogue import DialogueState
+from chatbot.agent.memory import ActiveContext
 from chatbot.agent.offline import replies
 from chatbot.channels.base import observer_for
 from chatbot.dates import human_slot
@@ -117,6 +119,15 @@ def offer_text(offer: dict) -> str:
     ])
 
 
+def _awaiting_answer(sent: Message | None, school_id: int, contact_id: int, ask: str) -> None:
+    """The dialogue state after a message that asks the parent something (`dialogue.ASKS`): what the
+    conversation now waits for, as a reply of the concierge would leave it."""
+    if sent is not None:
+        active = ActiveContext.load(school_id, contact_id)
+        active.dialogue = DialogueState(asked=[ask], about="book")
+        active.save()
+
+
 def _in_their_language(contact_id: int):
     """The parent's language for a message they did not ask for (chatbot.language.reply_language)."""
     contact = Contact.objects.select_related("school").get(pk=contact_id)
@@ -128,8 +139,9 @@ def send_seat_offer(sender, entry: WaitlistEntry, **kwargs) -> None:
     entry = WaitlistEntry.objects.select_related("slot", "school").get(pk=entry.pk)
     if entry.status == WaitlistEntry.Status.OFFERED:
         with _in_their_language(entry.contact_id):
-            tell_contact(entry.contact_id, offer_text(waitlist.describe_offer(entry)),
-                         subject=_("A seat has opened on a campus tour"), email=entry.parent_email)
+            sent = tell_contact(entry.contact_id, offer_text(waitlist.describe_offer(entry)),
+                                subject=_("A seat has opened on a campus tour"), email=entry.parent_email)
+        _awaiting_answer(sent, entry.school_id, entry.contact_id, "seat_offer")
 
 
 def lapsed_text(offer: dict) -> str:
@@ -167,9 +179,11 @@ def follow_up_text(booking: TourBooking) -> str:
 def send_tour_follow_up(sender, booking: TourBooking, **kwargs) -> None:
     """`tour_outcome_recorded` receiver: the follow-up on the parent's channel."""
     with _in_their_language(booking.contact_id):
-        tell_contact(booking.contact_id, follow_up_text(booking),
-                     subject=_("Your campus tour at %(school)s") % {"school": booking.school.name},
-                     email=booking.parent_email)
+        sent = tell_contact(booking.contact_id, follow_up_text(booking),
+                            subject=_("Your campus tour at %(school)s") % {"school": booking.school.name},
+                            email=booking.parent_email)
+    if booking.status != TourBooking.Status.COMPLETED:  # the no-show's follow-up offers to book again
+        _awaiting_answer(sent, booking.school_id, booking.contact_id, "offer_book")
 
 
 signals.seat_offered.connect(send_seat_offer, dispatch_uid="chatbot.outreach.send_seat_offer")

@@ -6,27 +6,25 @@ them and they can never disagree with the database. Channels without buttons
 show the text, which always carries the same information.
 """
 
+import datetime as dt
+
 from django.core import signing
 from django.urls import reverse
 from django.utils.translation import get_language
 
+from bookings.services import short_label
+from chatbot.agent.dialogue import Option
 from chatbot.dates import human_slot
 
 ICS_SALT = "chatbot.booking-ics"
 
 
-def _slot_label(slot: dict) -> str:
+def slot_label(slot: dict) -> str:
     """A slot in the reply's language: "Thu 26 Nov, 11:00" in English; elsewhere as the reply's own list writes
     it ("11月26日（星期四） 11:00"), which the offline reader reads back in that language."""
-    if (get_language() or "en").startswith("en") or not slot.get("date"):
-        return slot["label"]
+    if (get_language() or "en").startswith("en"):
+        return slot.get("label") or short_label(dt.date.fromisoformat(str(slot["date"])), str(slot.get("time") or ""))
     return human_slot(str(slot["date"]), slot.get("time"))
-
-
-def _slot_buttons(slots: list[dict]) -> dict:
-    """A button per slot; pressing one sends its label as the parent's message, the words a person would type,
-    which every model and the transcript read naturally."""
-    return {"type": "buttons", "options": [{"label": label, "value": label} for label in map(_slot_label, slots)]}
 
 
 def _booking_card(result: dict, rescheduled: bool = False) -> dict:
@@ -46,27 +44,24 @@ def _booking_card(result: dict, rescheduled: bool = False) -> dict:
     }
 
 
-def blocks_for(observations: list[tuple[str, dict]]) -> list[dict]:
-    """Blocks for the turn, from (tool name, result) pairs in order; the latest relevant result wins."""
+def blocks_for(observations: list[tuple[str, dict]], options: list[Option]) -> list[dict]:
+    """Blocks for the turn, from (tool name, result) pairs in order, and a button per slot the reply offered
+    (`options`, the dialogue state's: the same the text lists)."""
     blocks: list[dict] = []
-    slots: list[dict] = []
     for name, result in observations:
         status = result.get("status")
-        if name == "check_availability":
-            slots = result.get("available_slots") or result.get("alternatives") or []
-        elif name in ("book_tour", "manage_tour_booking"):
-            if status == "success" and result.get("action") == "cancelled":
+        if name in ("book_tour", "manage_tour_booking") and status == "success":
+            if result.get("action") == "cancelled":
                 blocks.append({"type": "notice", "text": result["message"]})
-                slots = []
-            elif status == "success":
-                blocks.append(_booking_card(result, rescheduled=result.get("action") == "rescheduled"))
-                slots = []
             else:
-                slots = result.get("alternatives") or result.get("options") or slots
+                blocks.append(_booking_card(result, rescheduled=result.get("action") == "rescheduled"))
         elif name == "request_callback" and status == "success":
             blocks.append({"type": "callback_confirmation", "callback_id": result["callback_id"], **result["details"]})
         elif name == "get_faq_answer" and status == "success" and result.get("related_topics"):
             blocks.append({"type": "chips", "options": [{"label": t, "value": t} for t in result["related_topics"]]})
-    if slots:
-        blocks.append(_slot_buttons(slots))
+    # A button per slot; pressing one sends its label as the parent's message, the words a person would type,
+    # which every model and the transcript read naturally.
+    labels = [o.label for o in options if not o.booking_id and o.time]
+    if labels:
+        blocks.append({"type": "buttons", "options": [{"label": label, "value": label} for label in labels]})
     return blocks

@@ -39,7 +39,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
 from chatbot import hotpath, outcomes
-from chatbot.agent import blocks, memory, model, prompt, tools
+from chatbot.agent import blocks, dialogue, memory, model, prompt, tools
 from chatbot.agent.offline.lexicon import BOOKING_REF
 from chatbot.language import reply_language
 from chatbot.models import Conversation, Message, ReasoningStep
@@ -62,9 +62,10 @@ PRIOR_MESSAGES = 6  # the parent's earlier messages the tools may read (ToolCont
 # --- the typed steps of a cycle ---------------------------------------------------------------
 @dataclass
 class FinalAnswer:
-    """The model answered in text: the turn ends with it."""
+    """The model answered in text: the turn ends with it (`declared`: what a model of ours says it asked)."""
 
     text: str
+    declared: dialogue.Declared | None = None
 
 
 @dataclass
@@ -86,7 +87,7 @@ def next_step(answer: model.ModelReply) -> FinalAnswer | RunTools | GaveUp:
     if answer.tool_calls:
         return RunTools(list(answer.tool_calls))
     text = without_nul(answer.content).strip()
-    return FinalAnswer(text) if text else GaveUp("the model answered with no text")
+    return FinalAnswer(text, answer.declared) if text else GaveUp("the model answered with no text")
 
 
 # --- the turn's state -------------------------------------------------------------------------
@@ -309,7 +310,8 @@ async def _conclude(turn: Turn, steps: _Steps, outcome: FinalAnswer | GaveUp, cy
     latency_ms = int((time.perf_counter() - turn.started) * 1000)
     last = [*steps.pending, turn.step(cycle, ReasoningStep.Kind.ANSWER, text,
                                       model=turn.models_used[-1] if turn.models_used else "", latency_ms=latency_ms)]
-    _fill_reply(turn, text, latency_ms, gave_up=isinstance(outcome, GaveUp))
+    declared = outcome.declared if isinstance(outcome, FinalAnswer) else dialogue.Declared()
+    _fill_reply(turn, text, latency_ms, gave_up=isinstance(outcome, GaveUp), declared=declared)
     finished, after = await database_hop(_finish)(turn, last, after_finish, take_late)
     if finished:
         steps.pending.clear()
@@ -384,11 +386,16 @@ async def _run_tools(turn: Turn, cycle: int, calls: list[dict], steps: _Steps) -
     return unread
 
 
-def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool) -> None:
+def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool, declared: dialogue.Declared | None) -> None:
+    """The reply's row, and the dialogue state it leaves (its buttons are the options in that state)."""
+    active = turn.ctx.active
+    active.dialogue = dialogue.after_reply(active.dialogue, declared, turn.observations, len(turn.turn_messages),
+                                           blocks.slot_label, still_awaited=bool(active.read_back.get("actions")))
     reply = turn.reply
     reply.text = text
     reply.language = translation.get_language()
-    reply.payload = {"blocks": blocks.blocks_for(turn.observations), **({"gave_up": True} if gave_up else {})}
+    reply.payload = {"blocks": blocks.blocks_for(turn.observations, active.dialogue.options),
+                     **({"gave_up": True} if gave_up else {})}
     reply.model = " -> ".join(dict.fromkeys(turn.models_used))
     reply.latency_ms = latency_ms
     reply.prompt_tokens = turn.usage["prompt"]

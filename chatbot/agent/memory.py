@@ -26,6 +26,7 @@ from django.conf import settings
 from django.utils import timezone
 from redis.exceptions import RedisError
 
+from chatbot.agent.dialogue import DialogueState
 from config.redis import get_async_redis, get_redis
 
 logger = logging.getLogger(__name__)
@@ -65,17 +66,19 @@ class ActiveContext:
     session_started_at: str = ""
     read_back: dict[str, Any] = field(default_factory=dict)  # {"actions", "after"}: see chatbot.agent.confirmation
     full_slot: dict[str, str] = field(default_factory=dict)  # {"date", "time"} of the full tour last asked for
+    dialogue: DialogueState = field(default_factory=DialogueState)  # what the last reply asked, offered and did
     _saved: str = field(default="", repr=False, compare=False)  # the JSON this object last wrote
 
     def as_prompt_dict(self) -> dict:
         return {"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
                 "last_booking_id": self.last_booking_id, "awaiting_yes_to": self.read_back.get("actions") or [],
-                "full_slot": self.full_slot}
+                "full_slot": self.full_slot, "dialogue": self.dialogue.as_prompt_dict()}
 
     def _to_json(self) -> str:
         return json.dumps({"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
                            "last_booking_id": self.last_booking_id, "session_started_at": self.session_started_at,
-                           "read_back": self.read_back, "full_slot": self.full_slot})
+                           "read_back": self.read_back, "full_slot": self.full_slot,
+                           "dialogue": self.dialogue.as_dict()})
 
     @classmethod
     def from_json(cls, school_id: int, contact_id: int, raw: str | None) -> "ActiveContext":
@@ -84,7 +87,7 @@ class ActiveContext:
         return cls(school_id, contact_id, data.get("task_type", ""), data.get("collected", {}),
                    data.get("slots_shown", []), data.get("last_booking_id", ""),
                    data.get("session_started_at") or timezone.now().isoformat(), data.get("read_back") or {},
-                   data.get("full_slot") or {})
+                   data.get("full_slot") or {}, DialogueState.from_dict(data.get("dialogue")))
 
     @classmethod
     def load(cls, school_id: int, contact_id: int) -> "ActiveContext":

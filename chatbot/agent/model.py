@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from chatbot.agent.dialogue import Declared
+
 logger = logging.getLogger(__name__)
 OFFLINE_MODEL = "offline/policy"
 
@@ -36,6 +38,7 @@ class ModelReply:
     cost: float = 0.0
     fallback_reason: str = ""
     errors: list[str] = field(default_factory=list)
+    declared: Declared | None = None  # a model of ours says what its text asked and offered (chatbot.agent.dialogue)
 
 
 # A model in this process: (model string, messages, tool schemas) -> its reply.

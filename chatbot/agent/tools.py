@@ -91,16 +91,21 @@ def _rule(exc: BookingError) -> dict:
     return {"message": exc.message, **({"template": exc.template, "params": exc.neutral_params} if exc.params else {})}
 
 
+# Details a yes may add without changing what was read back: recorded with the booking, no new read-back needed.
+ADDED_WITH_A_YES = ("parent_email", "special_requirements")
+
+
 def _described(details: dict) -> str:
-    """A booking's details in one line, as the read-back awaits the parent's yes to it (and the prompt shows it):
-    "2026-11-27, 09:00, Sarah Tan, +6591234567, Mia (5) and Leo (3, Year 1)"."""
+    """A booking as the read-back awaits the parent's yes to it (and the prompt shows it), in one line:
+    "2026-11-27, 09:00, Sarah Tan, +6591234567, Mia (5) and Leo (3, Year 1)". An e-mail or a special requirement
+    given with the yes does not change it (ADDED_WITH_A_YES)."""
     def child(c: dict) -> str:  # every detail given, so a change to any of them needs a new yes
         known = [str(c[k]) for k in ("age", "date_of_birth", "year_group") if c.get(k) not in (None, "")]
         return f"{c.get('name') or ''} ({', '.join(known)})" if known else str(c.get("name") or "")
 
     def said(key: str) -> str:
         return join_names([child(c) for c in details[key]]) if key == "children" else str(details[key])
-    return ", ".join(said(k) for k in ("date", "time", *DETAILS) if k in details)
+    return ", ".join(said(k) for k in ("date", "time", *DETAILS) if k in details and k not in ADDED_WITH_A_YES)
 
 
 def _booking_error(exc: BookingError, full: tuple[dt.date, dt.time] | None = None) -> dict:
@@ -287,6 +292,7 @@ def book_tour(
     special_requirements: str | None = None,
     children: list[dict] | None = None,
     open_day: bool | None = None,
+    confirmed: bool | None = None,
 ) -> dict:
     """Book a family's campus tour with whatever is known; it answers "missing_fields" until complete.
 
@@ -294,6 +300,7 @@ def book_tour(
         preferred_date: ISO date or phrase.
         children: Every child: [{name, age, date_of_birth, year_group}].
         open_day: An open day (check_open_days) on preferred_date.
+        confirmed: True only if the parent's latest message agreed to your read-back of exactly this booking.
     """
     ctx = _ctx()
     event = bool(open_day) or ctx.active.task_type == OPEN_DAY_TASK
@@ -317,7 +324,7 @@ def book_tour(
         name, message = next(iter(problems.items()))
         return _error(message, field=name, collected=collected)
     if event:
-        return _book_open_day(ctx, intake)
+        return _book_open_day(ctx, intake, bool(confirmed))
     missing = intake.missing()
     if missing and intake.preferred_date:
         day = dt.date.fromisoformat(intake.preferred_date)
@@ -349,7 +356,7 @@ def book_tour(
         _keep(ctx, intake)
         return _booking_error(exc, (day, start_time))
     action = "book " + _described(details)
-    if _awaiting_yes(ctx, action):
+    if _awaiting_yes(ctx, action, confirmed):
         ctx.active.slots_shown = []  # the parent chose: a "yes" now answers the read-back, not an old list
         return {"status": "confirm", "action": "book", "read_back": details, "message": confirmation.NOT_YET}
     try:
@@ -396,7 +403,7 @@ def check_open_days() -> dict:
     return {"status": "success", "open_days": events}
 
 
-def _book_open_day(ctx: ToolContext, intake: Intake) -> dict:
+def _book_open_day(ctx: ToolContext, intake: Intake, confirmed: bool) -> dict:
     """book_tour for an open day: the same details, read-back and yes; the day (and time) name the event."""
     collected = _keep(ctx, intake)
     missing = [f for f in intake.missing() if f != "preferred_time"]
@@ -415,7 +422,7 @@ def _book_open_day(ctx: ToolContext, intake: Intake) -> dict:
     details = {**_tour_details(ctx.school, local.date(), local.time(), children=intake.children, **intake.details),
                "event": event.title, "duration_minutes": event.minutes}
     action = "book open day " + _described(details)
-    if _awaiting_yes(ctx, action):
+    if _awaiting_yes(ctx, action, confirmed):
         ctx.active.slots_shown = []
         return {"status": "confirm", "action": "book", "read_back": details, "message": confirmation.NOT_YET}
     try:
@@ -481,13 +488,14 @@ def _check_open(ctx: ToolContext, day: dt.date, start_time: dt.time) -> None:
                            alternatives=bookings.available_slots(ctx.school, day, day, now=ctx.now))
 
 
-def _awaiting_yes(ctx: ToolContext, action: str) -> bool:
-    """True, with the read-back noted, unless the parent already said yes to exactly this action.
+def _awaiting_yes(ctx: ToolContext, action: str, confirmed: bool | None) -> bool:
+    """True, with the read-back noted, unless this action was read back earlier and the model says the parent
+    agreed since (`confirmed`).
 
     One reply may read back several actions ("cancel Mia's tour and book Sam's"): one yes confirms them all."""
     latest = max(ctx.turn_message_ids, default=0)
     pending = ctx.active.read_back
-    if confirmation.confirmed(pending, action, ctx.contact.pk, latest):
+    if confirmation.confirmed(pending, action, latest, confirmed is True):
         return False  # the yes stands until the action is done (a failed commit may be tried again)
     earlier = pending.get("actions") or [] if pending.get("after") == latest else []
     ctx.active.read_back = {"actions": [*earlier, action], "after": latest}
@@ -506,6 +514,7 @@ def manage_tour_booking(
     new_date: str | None = None,
     new_time: str | None = None,
     cancellation_reason: str | None = None,
+    confirmed: bool | None = None,
 ) -> dict:
     """Reschedule or cancel the parent's own tour booking.
 
@@ -513,6 +522,7 @@ def manage_tour_booking(
         booking_id: e.g. "T-7KQ3XM".
         action: "reschedule" or "cancel".
         new_date: ISO date or phrase.
+        confirmed: True only if the parent's latest message agreed to your read-back of exactly this change.
     """
     ctx = _ctx()
     verb = (action or "").strip().lower()
@@ -528,7 +538,7 @@ def manage_tour_booking(
     try:
         if verb == "cancel":
             action = f"cancel {booking.reference}"
-            if _awaiting_yes(ctx, action):
+            if _awaiting_yes(ctx, action, confirmed):
                 return {"status": "confirm", "action": "cancel", "booking_id": booking.reference,
                         "tour": _confirmation(booking), "cancellation_reason": cancellation_reason or "",
                         "message": confirmation.NOT_YET}
@@ -537,12 +547,13 @@ def manage_tour_booking(
             local = cancelled.local_start
             return {"status": "success", "action": "cancelled", "booking_id": cancelled.reference,
                     "message": f"The tour on {describe_date(local.date())} at {local:%H:%M} is cancelled."}
-        return _reschedule(ctx, booking, new_date, new_time)
+        return _reschedule(ctx, booking, new_date, new_time, confirmed)
     except BookingError as exc:
         return _booking_error(exc)
 
 
-def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str | None) -> dict:
+def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str | None,
+                confirmed: bool | None) -> dict:
     if not new_date and not new_time:
         return {"status": "missing_fields", "missing": ["new_date", "new_time"],
                 "your_bookings": [_booking_summary(booking)]}
@@ -559,7 +570,7 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
     start_time = start_time.replace(second=0, microsecond=0)
     _check_open(ctx, day, start_time)
     action = f"reschedule {booking.reference} to {day.isoformat()} {start_time:%H:%M}"
-    if _awaiting_yes(ctx, action):
+    if _awaiting_yes(ctx, action, confirmed):
         intake = _intake(ctx)  # the new day and time, for the parent's "yes"
         intake.record_when(date=day, time=f"{start_time:%H:%M}")
         _keep(ctx, intake)
@@ -733,14 +744,19 @@ def join_waitlist(
             "hold_minutes": ctx.school.waitlist_hold_minutes}
 
 
-def _said_yes_since(ctx: ToolContext, moment: dt.datetime) -> bool:
-    """Whether the parent's latest message, sent after `moment` (the offer, which is its own read-back), is a yes."""
-    latest = Message.objects.filter(pk=max(ctx.turn_message_ids, default=0)).values_list("text", "created_at").first()
-    return bool(latest) and latest[1] > moment and confirmation.says_yes(latest[0])
+def _wrote_since(ctx: ToolContext, moment: dt.datetime) -> bool:
+    """Whether the parent's latest message of this turn was sent after `moment` (the offer, its own read-back)."""
+    latest = Message.objects.filter(pk=max(ctx.turn_message_ids, default=0)).values_list("created_at", flat=True)
+    return any(sent > moment for sent in latest)
 
 
-def answer_seat_offer(answer: str) -> dict:
-    """The parent's answer to CONTACT.seat_offer: "accept" (after their yes) books it, "decline" passes it on."""
+def answer_seat_offer(answer: str, confirmed: bool | None = None) -> dict:
+    """The parent's answer to CONTACT.seat_offer: "accept" books it (the offer is its read-back), "decline" passes
+    it on.
+
+    Args:
+        confirmed: True only if the parent's latest message agreed to the offer (or to your read-back of it).
+    """
     ctx = _ctx()
     offer = waitlist.live_offer(ctx.contact)
     if offer is None:
@@ -753,7 +769,8 @@ def answer_seat_offer(answer: str) -> dict:
         waitlist.decline(offer, now=ctx.now)
         return {"status": "success", "action": "declined", "waitlist_id": offer.reference}
     action = f"accept {offer.reference}"
-    if not _said_yes_since(ctx, offer.offered_at) and _awaiting_yes(ctx, action):
+    agreed_to_offer = confirmed is True and _wrote_since(ctx, offer.offered_at)
+    if not agreed_to_offer and _awaiting_yes(ctx, action, confirmed):
         local = offer.slot.starts_at.astimezone(ctx.school.tz)
         details = _tour_details(ctx.school, local.date(), local.time(), child_name=offer.child_name,
                                 child_age=offer.child_age, parent_name=offer.parent_name,

@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from chatbot.agent.offline.understanding import Hints, asked_ages_of, merge_children, read_message
+from chatbot.agent.offline.understanding import Hints, merge_children, read_message
 
 HINTS = Hints(today=dt.date(2026, 11, 24), now=dt.time(10), tour_times=("09:00", "11:00", "14:00", "16:00"))
 
@@ -48,7 +48,7 @@ def test_one_child_is_still_the_one_child_facts():
 
 
 def test_ages_answer_the_children_asked_about_in_order():
-    asked = asked_ages_of("Lovely. How old are Noor and Adam?")
+    asked = ("Noor", "Adam")  # the dialogue state of "Lovely. How old are Noor and Adam?"
     assert asked == ("Noor", "Adam")
     reading = read("7 and 5", asked=frozenset({"child_age"}), asked_ages_of=asked)
     assert reading.children == [{"name": "Noor", "age": 7}, {"name": "Adam", "age": 5}]

@@ -11,11 +11,10 @@ from dataclasses import replace
 import dateparser
 import pytest
 
-from chatbot.agent.confirmation import says_yes
 from chatbot.agent.datetimes import parse_date, parse_time
 from chatbot.agent.offline import gloss as gloss_module
 from chatbot.agent.offline.gloss import gloss
-from chatbot.agent.offline.understanding import Hints, read_message
+from chatbot.agent.offline.understanding import Hints, read_message, says_yes
 
 TODAY = dt.date(2026, 11, 25)  # a Wednesday
 HINTS = Hints(today=TODAY, now=dt.time(9), tour_times=("09:00", "11:00", "14:00", "16:00"))

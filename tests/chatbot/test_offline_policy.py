@@ -16,6 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chatbot.agent.blocks import slot_label
+from chatbot.agent.dialogue import Declared, DialogueState, Option, after_reply
 from chatbot.agent.offline import register
 from chatbot.agent.offline.conversation import read
 from chatbot.agent.offline.policy import Turn, decide
@@ -81,6 +83,7 @@ class FakeSchool:
         self.callbacks: list[dict] = []
         self.counter = 0
         self.last_booking_id = ""
+        self.dialogue = DialogueState()  # what the last reply asked and offered, kept as the agent loop keeps it
 
     # --- helpers ---------------------------------------------------------------------
     def open_slots(self, start: dt.date, end: dt.date, preferred: list[str] | None = None) -> list[dict]:
@@ -215,6 +218,7 @@ class FakeSchool:
         booking["status"] = "rescheduled"
         day = dt.date.fromisoformat(new_date)
         ref = self.add_booking(day, new_time, booking["child_name"])
+        self.last_booking_id = ref  # as the real tool
         return {"status": "success", "action": "rescheduled", "booking_id": ref, "previous_booking_id": booking_id,
                 "message": "Moved.", "confirmation_details": {"date": new_date, "weekday": day.strftime("%A"),
                                                               "time": new_time, "child_name": booking["child_name"]}}
@@ -263,10 +267,18 @@ class FakeSchool:
                  for t in self.upcoming()]
         contact = {**self.contact, "upcoming_tours": tours}
         task = task_facts({"collected": self.collected, "slots_shown": self.slots_shown,
-                           "task_type": self.task_type, "last_booking_id": self.last_booking_id})
+                           "task_type": self.task_type, "last_booking_id": self.last_booking_id,
+                           "dialogue": self.dialogue.as_prompt_dict()})
         now = dt.datetime.combine(TODAY, dt.time(14, 5))
         return "You are the admissions concierge.\n\n" + facts_section(
             now, "Asia/Singapore", SCHOOL, contact, task, "", unread)
+
+
+def offered(school: FakeSchool, slots: list[dict]) -> None:
+    """As if the last reply had listed `slots` and asked which one (the dialogue state a reply leaves)."""
+    school.slots_shown = slots
+    school.dialogue = DialogueState(asked=["choice"], about="book", options=[
+        Option(position, s["label"], s["date"], s["time"]) for position, s in enumerate(slots, 1)])
 
 
 class Reply:
@@ -291,7 +303,7 @@ class Concierge:
     async def say(self, *texts: str) -> Reply:
         unread = len(self.school.unread)
         turn = [{"role": "user", "content": t} for t in texts]
-        calls, messages, flows = [], [], set()
+        calls, messages, flows, observed = [], [], set(), []
         for cycle in range(1, 6):
             messages = [{"role": "system", "content": self.school.facts(unread)}, *self.history, *turn]
             if cycle > 1 or not unread:  # the plan may not change under the policy's feet within a turn
@@ -302,6 +314,9 @@ class Concierge:
             assert response.usage.prompt_tokens > 0 and response.usage.completion_tokens > 0
             if not message.tool_calls:
                 assert message.content and message.content.strip()
+                declared = Declared(**message.provider_specific_fields["declared"])
+                self.school.dialogue = after_reply(self.school.dialogue, declared, observed, len(texts), slot_label,
+                                                   still_awaited=False)
                 self.history += [*[{"role": "user", "content": t} for t in texts],
                                  {"role": "assistant", "content": message.content}]
                 return Reply(message.content, calls, cycle)
@@ -316,6 +331,7 @@ class Concierge:
                 assert (c.function.name, args) not in calls, f"repeated {c.function.name} {args}"
                 calls.append((c.function.name, args))
                 result = self.school.run(c.function.name, args)
+                observed.append((c.function.name, result))
                 turn.append({"role": "tool", "tool_call_id": c.id, "name": c.function.name,
                              "content": json.dumps(result)})
         raise AssertionError("no final answer within 5 cycles")
@@ -416,17 +432,11 @@ async def test_picks_an_offered_slot(answer, date, time_):
     concierge = Concierge(school)
     offer = await concierge.say("Which days do you have in the morning?")
     assert offer.called("check_availability")
-    school.slots_shown = [
+    offered(school, [
         slot(dt.date(2026, 11, 23), "09:00"), slot(dt.date(2026, 11, 23), "11:00"),
         slot(dt.date(2026, 11, 23), "14:00"), slot(dt.date(2026, 11, 24), "09:00"),
         slot(dt.date(2026, 11, 25), "09:00"),
-    ]
-    concierge.history[-1]["content"] = "Here are the open tour slots:\n" + "\n".join(
-        f"{i}. {line}" for i, line in enumerate([
-            "Monday 23 November at 09:00", "Monday 23 November at 11:00", "Monday 23 November at 14:00",
-            "Tuesday 24 November at 09:00", "Wednesday 25 November at 09:00",
-        ], 1)
-    ) + "\nWhich one would you like?"
+    ])
     pick = await concierge.say(answer)
     booked = pick.called("book_tour")
     assert booked and booked[0]["preferred_date"] == date and booked[0]["preferred_time"] == time_
@@ -451,9 +461,7 @@ async def test_a_yes_to_several_listed_slots_asks_which_one(answer):
     school.collected = {"child_name": "Leo", "child_age": 4, "parent_name": "Jon", "parent_phone": "+6591234567"}
     concierge = Concierge(school)
     await concierge.say("what do you have on Monday?")
-    school.slots_shown = [slot(dt.date(2026, 11, 23), "09:00"), slot(dt.date(2026, 11, 23), "11:00")]
-    concierge.history[-1]["content"] = ("Here are the open tour slots:\n1. Monday 23 November at 09:00\n"
-                                        "2. Monday 23 November at 11:00\nWould one of these work?")
+    offered(school, [slot(dt.date(2026, 11, 23), "09:00"), slot(dt.date(2026, 11, 23), "11:00")])
 
     reply = await concierge.say(answer)
 

@@ -99,7 +99,7 @@ def test_moving_a_tour_uses_up_the_slots_offered(ctx, next_weekday, school, cont
     booking.refresh_from_db()
     assert booking.status == "scheduled" and not booking.moves.exists()
     parent_says(ctx, "yes please")
-    result = call(ctx, "manage_tour_booking", **move)
+    result = call(ctx, "manage_tour_booking", **move, confirmed=True)
     assert result["status"] == "success" and ctx.active.slots_shown == []
     assert result["booking_id"] == booking.reference and booking.moves.count() == 1
 
@@ -119,14 +119,14 @@ def test_book_tour_reads_back_and_books_only_after_a_later_yes(ctx, next_weekday
     assert first["status"] == "confirm" and first["action"] == "book"
     assert (first["read_back"]["date"], first["read_back"]["time"], first["read_back"]["child_name"]) == (
         tuesday.isoformat(), "09:00", "Mia")
-    again = call(ctx, "book_tour", **_full_booking(tuesday))  # the same turn: no yes from the parent yet
+    again = call(ctx, "book_tour", **_full_booking(tuesday), confirmed=True)  # the same turn: no skipping it
     assert again["status"] == "confirm"
     assert not _booked(contact).exists()
     parent_says(ctx, "no, wait")
-    assert call(ctx, "book_tour", **_full_booking(tuesday))["status"] == "confirm"
+    assert call(ctx, "book_tour", **_full_booking(tuesday), confirmed=False)["status"] == "confirm"
     assert not _booked(contact).exists()
     parent_says(ctx, "yes please")
-    done = call(ctx, "book_tour", **_full_booking(tuesday))
+    done = call(ctx, "book_tour", **_full_booking(tuesday), confirmed=True)
     assert done["status"] == "success"
     booking = _booked(contact).get()
     assert booking.reference == done["booking_id"]
@@ -134,15 +134,24 @@ def test_book_tour_reads_back_and_books_only_after_a_later_yes(ctx, next_weekday
     assert ctx.active.read_back == {}
 
 
+def test_a_yes_that_adds_an_email_confirms_the_booking_and_records_it(ctx, next_weekday, school, contact):
+    tuesday = next_weekday(school, 1)
+    assert call(ctx, "book_tour", **_full_booking(tuesday))["status"] == "confirm"
+    parent_says(ctx, "yes pls. email is lina.tan@example.com if u need it")
+    done = call(ctx, "book_tour", **_full_booking(tuesday), parent_email="lina.tan@example.com", confirmed=True)
+    assert done["status"] == "success", done
+    assert _booked(contact).get().parent_email == "lina.tan@example.com"
+
+
 def test_a_changed_time_after_the_read_back_is_read_back_again(ctx, next_weekday, school, contact):
     tuesday = next_weekday(school, 1)
     assert call(ctx, "book_tour", **_full_booking(tuesday, "09:00"))["status"] == "confirm"
     parent_says(ctx, "yes please")  # a yes to 09:00...
-    changed = call(ctx, "book_tour", **_full_booking(tuesday, "11:00"))  # ...is no yes to 11:00
+    changed = call(ctx, "book_tour", **_full_booking(tuesday, "11:00"), confirmed=True)  # ...is no yes to 11:00
     assert changed["status"] == "confirm" and changed["read_back"]["time"] == "11:00"
     assert not _booked(contact).exists()
     parent_says(ctx, "that's right")
-    assert call(ctx, "book_tour", **_full_booking(tuesday, "11:00"))["status"] == "success"
+    assert call(ctx, "book_tour", **_full_booking(tuesday, "11:00"), confirmed=True)["status"] == "success"
     assert _booked(contact).get().local_start.time() == dt.time(11)
 
 
@@ -156,8 +165,8 @@ def test_cancelling_needs_the_parents_yes(ctx, next_weekday, school, contact):
     assert call(ctx, "manage_tour_booking", **cancel)["status"] == "confirm"  # same turn
     booking.refresh_from_db()
     assert booking.status == "scheduled" and TourSlot.objects.get(pk=booking.slot_id).seats_taken == 1
-    parent_says(ctx, "yes please")
-    assert call(ctx, "manage_tour_booking", **cancel)["status"] == "success"
+    parent_says(ctx, "ok go ahead. pls make sure the wed one is cancelled ya")  # a yes in everyday words
+    assert call(ctx, "manage_tour_booking", **cancel, confirmed=True)["status"] == "success"
     booking.refresh_from_db()
     assert booking.status == "cancelled" and booking.cancellation_reason == "we moved"
     assert TourSlot.objects.get(pk=booking.slot_id).seats_taken == 0
@@ -175,7 +184,7 @@ def test_rescheduling_needs_the_parents_yes(ctx, next_weekday, school, contact):
     booking.refresh_from_db()
     assert booking.status == "scheduled" and not booking.moves.exists()
     parent_says(ctx, "ok go ahead")
-    result = call(ctx, "manage_tour_booking", **move)
+    result = call(ctx, "manage_tour_booking", **move, confirmed=True)
     assert result["status"] == "success" and result["booking_id"] == booking.reference
     assert "previous_booking_id" not in result and booking.reference in result["message"]
     booking.refresh_from_db()
@@ -231,7 +240,7 @@ def test_a_family_is_booked_with_every_child_after_the_read_back(ctx, next_weekd
     assert [c["name"] for c in read_back["read_back"]["children"]] == ["Leo", "Mia"]
     assert not TourBooking.objects.exists()
     parent_says(ctx, "yes please")
-    done = call(ctx, "book_tour", **details)
+    done = call(ctx, "book_tour", **details, confirmed=True)
     assert done["status"] == "success", done
     booking = TourBooking.objects.get(reference=done["booking_id"])
     assert [(c.name, c.age, c.year_group) for c in booking.children.all()] == [("Leo", 5, ""), ("Mia", 3, "Nursery")]

@@ -7,7 +7,6 @@ greeting, corrections, FAQ answers, the task itself, then thanks or goodbye.
 from typing import TYPE_CHECKING
 
 from chatbot.agent.offline import replies
-from chatbot.agent.offline.reply_markers import read_back_in
 from chatbot.agent.offline.understanding import WHEN_FIELDS
 
 if TYPE_CHECKING:
@@ -28,7 +27,7 @@ def _availability(turn: "Turn", purpose: str = "") -> str:
 def _choice_problem(turn: "Turn") -> str:
     matches, picking = turn.choice
     if picking and not matches:
-        return replies.bad_choice(len(turn.options))
+        return replies.bad_choice(turn.options)
     if picking and len(matches) > 1:
         return replies.ambiguous(matches, turn.today)
     return ""
@@ -181,7 +180,13 @@ def _seat_offer(turn: "Turn") -> str:
 
 def _main(turn: "Turn") -> str:
     """The text of the turn's flow, then of the flow asked for after it."""
-    return replies.join([_flow(turn, turn.flow), _flow(turn, turn.then)])
+    texts = []
+    for flow in (turn.flow, turn.then):
+        text = _flow(turn, flow)
+        if text and flow in ("book", "reschedule", "cancel", "callback", "waitlist"):
+            replies.about(flow)
+        texts.append(text)
+    return replies.join(texts)
 
 
 def _flow(turn: "Turn", flow: str) -> str:
@@ -204,6 +209,18 @@ def _flow(turn: "Turn", flow: str) -> str:
     if flow == "drop":
         return replies.nothing_booked()
     return ""
+
+
+def _read_back_again(turn: "Turn") -> str:
+    """The read-backs still waiting for the parent's yes (the dialogue state's), written again."""
+    texts = []
+    for waiting in turn.state.awaiting:
+        if waiting.get("tool") == "manage_tour_booking":
+            read_back = replies.read_back_cancel if waiting.get("action") == "cancel" else replies.read_back_move
+        else:
+            read_back = replies.read_back_booking
+        texts.append(read_back(waiting, turn.today))
+    return replies.join(texts)
 
 
 def compose(turn: "Turn") -> str:
@@ -247,7 +264,7 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.anything_else())
     elif reading.facts.keys() & {"parent_name", "parent_phone"} and not parts:
         parts.append(replies.noted(name))
-    unconfirmed = replies.unconfirmed(read_back_in(turn.previous)) if "read_back" in turn.asked and not main else ""
+    unconfirmed = replies.unconfirmed(_read_back_again(turn)) if "read_back" in turn.asked and not main else ""
     if unconfirmed and reading.intents & {"bye", "thanks"}:  # never let a parent leave thinking it is done
         parts.append(unconfirmed)
     elif "bye" in reading.intents:

@@ -1,14 +1,17 @@
 """Read the messages the loop sends into the few things the policy reasons about.
 
 The policy keeps no state between calls, so everything it knows comes from here:
-the Facts lines of the system prompt, the earlier turns' texts, and this turn's
-parent messages, tool calls and tool results (CONTRACT.md, "Messages sent to the model").
+the Facts lines of the system prompt (ACTIVE_TASK.dialogue: what the last reply asked
+and offered), the earlier turns' texts, and this turn's parent messages, tool calls
+and tool results (CONTRACT.md, "Messages sent to the model").
 """
 
 import datetime as dt
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from chatbot.agent.dialogue import DialogueState
 
 FACTS_HEADER = "## Facts"
 JSON_FACTS = {"SCHOOL", "CONTACT", "ACTIVE_TASK"}
@@ -55,6 +58,11 @@ class Conversation:
         elif children:
             flat["children"] = children
         return flat
+
+    @property
+    def dialogue(self) -> DialogueState:
+        """ACTIVE_TASK.dialogue: what the last reply asked, offered and did (chatbot.agent.dialogue)."""
+        return DialogueState.from_prompt_dict(self.task.get("dialogue"))
 
     @property
     def known_children(self) -> tuple[dict, ...]:

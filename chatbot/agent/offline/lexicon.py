@@ -247,8 +247,6 @@ ADDS_CHILD = _rx(
     r"|kid|baby|toddler|little one)\b|\b(?:too|as well)\W*$"
 )
 SIBLING_NAME = _rx(rf"\b(?:brother|sister|sibling|son|daughter|boy|girl|baby|toddler)\s*,?\s+(?-i:({_CAP}))")
-# "How old is Mia?" / "How old are Leo and Mia?": the children a reply asked about
-ASKED_AGE_OF = re.compile(rf"\b[Hh]ow old (?:is|are) ({_CAP}(?:(?:\s*,\s*|\s+and\s+){_CAP})*)")
 LEADING_NAME = re.compile(r"[,(.!?;:]")
 # "Jon 91234567", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...": the name, then maybe a label;
 # three or four words only when each is capitalised ("Mei Ling Ong, 8123 4567"; not "i want to book 9123...")
@@ -312,33 +310,3 @@ _NOT_A_NAME = """
 """
 TITLES = frozenset(["mr", "mrs", "ms", "miss", "mdm", "madam", "dr", "prof", "mr.", "mrs.", "ms.", "dr.", "prof."])
 NOT_A_NAME = frozenset(_NOT_A_NAME.split())
-
-# --- what a concierge reply asked for (read back from the previous reply) ------------------------------------------
-
-REPLY_ASKS = {
-    "parent_name": _rx(r"\byour (?:full )?name\b|\bmay i have your name\b|\bwho am i speaking"),
-    "parent_phone": _rx(r"\bphone\b|\bmobile\b|\bcontact number\b|\bnumber (?:we|i) can\b"),
-    "parent_email": _rx(r"\be-?mail\b"),
-    "child_name": _rx(r"\b(?:child|son|daughter|kid)'s name\b|\bname of your (?:child|son|daughter)\b"
-                      r"|\bwhat are (?:their|the \w+'s?|your \w+'s?) names\b|\bother (?:child|one)'s name\b"
-                      r"|\bnames of the other\b"),
-    "family_again": _rx(r"\bagain\b[^.?!]*\bor for someone else\?"),
-    "child_age": _rx(r"\bhow old\b|\bage\b"),
-    "when": _rx(r"\bwhich (?:day|date|slot|one)\b|\bwhat (?:day|date|time)\b|\bwhen would\b|\bsuits? you\b"),
-    "call_time": _rx(
-        r"\b(?:good|best|convenient) time (?:to|for us to) call\b|\bwhen (?:should|can|shall) (?:we|they) call"
-    ),
-    "which_tour": _rx(r"\bwhich (?:tour|booking)\b"),
-    "read_back": _rx(r"\bjust to check\b"),
-    "propose_first": _rx(r"\bthe soonest is\b"),
-    "confirm_cancel": _rx(r"\bcancel it\?"),
-    "seat_offer": _rx(r"\bi'm holding it for\b"),  # chatbot.outreach.offer_text
-    "offer_waitlist": _rx(r"\bput you on its waitlist\?"),
-    "offer_book": _rx(r"\b(?:like|want) (?:me )?to book\b|\bshall i book\b|\bbook (?:one|a tour)\?"),
-    "offer_callback": _rx(r"\bcall you back\b|\bcallback\?|\bcall back\?"),
-    "reschedule": _rx(r"\bmove (?:your|the|it)\b|\bto move\b|\breschedul"),
-    "cancel": _rx(r"\bcancel\b"),
-    "callback": _rx(r"\bcall you\b|\bcall back\b|\bcallback\b"),
-    "booking": _rx(r"\btour\b|\bvisit\b"),
-    "options": re.compile(r"^\s*1[.)]\s", re.MULTILINE),
-}

@@ -18,18 +18,19 @@ from functools import cached_property
 from django.utils import translation
 
 from bookings.intake import REQUIRED, Intake, part_of_day
+from chatbot.agent.dialogue import ASKS, TASKS, Declared, DialogueState
+from chatbot.agent.offline import replies
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
-from chatbot.agent.offline.lexicon import BOOKING_REF, NO, YES
-from chatbot.agent.offline.reply_markers import asked_in, endings, options_in
+from chatbot.agent.offline.lexicon import NO, YES
 from chatbot.agent.offline.understanding import (
     WHEN_FIELDS,
     Hints,
     Reading,
-    asked_ages_of,
     merge_children,
     read_message,
     region_for,
+    says_yes,
     understand,
 )
 from chatbot.agent.offline.when import When
@@ -51,6 +52,7 @@ TASK_FLOWS = {
 PARENT_FIELDS = ("parent_name", "parent_phone", "parent_email")
 # questions of the last reply that a "yes" answers, rather than the slots it listed ("propose_first": `choice`)
 YES_ANSWERS = frozenset({"offer_book", "read_back", "confirm_cancel", "offer_waitlist", "offer_callback", "seat_offer"})
+CONFIRMED_TOOLS = {"book_tour", "manage_tour_booking", "answer_seat_offer"}  # they commit after a read-back
 TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback", "join_waitlist",
               "answer_seat_offer", "check_open_days"}
 
@@ -63,10 +65,11 @@ class Call:
 
 @dataclass
 class Decision:
-    """Either tool calls or a final text."""
+    """Either tool calls or a final text, with what the text asked and offered (`declared`)."""
 
     calls: list[Call] = field(default_factory=list)
     text: str = ""
+    declared: Declared | None = None
 
 
 def _slot_matches(slot: dict, when: When) -> bool:
@@ -95,9 +98,11 @@ class Turn:
         self.conv = conv
         self.tools = tools
         self.today = conv.today
-        self.previous = conv.previous_reply()
-        self.asked = asked_in(self.previous)
-        self.options = options_in(self.previous, self.today) or self._remembered_slots()
+        self.previous = conv.previous_reply()  # whether the concierge spoke yet; never read for what it said
+        self.state = conv.dialogue
+        self.asked = _asked(self.state, conv.contact)
+        self.options = [{"date": o.date, "time": o.time, "booking_id": o.booking_id or None}
+                        for o in self.state.options] or self._remembered_slots()
         self.hints = Hints(
             today=conv.today,
             now=conv.now,
@@ -107,7 +112,7 @@ class Turn:
             options=len(self.options),
             known={**self._contact_defaults(), **conv.collected},
             booked_children=self._booked_children(),
-            asked_ages_of=asked_ages_of(self.previous),
+            asked_ages_of=tuple(self.state.ages_of),
             known_children=conv.known_children,
         )
         self.earlier = self._read_history()
@@ -118,7 +123,8 @@ class Turn:
             for m in (r.get("messages") or [])
             if isinstance(m, dict)
         ]
-        self.reading = understand([*conv.turn_texts, *[t for t in unread if t.strip()]], self.hints)
+        self.said_now = [*conv.turn_texts, *[t for t in unread if t.strip()]]
+        self.reading = understand(self.said_now, self.hints)
 
     # --- what the conversation remembers -------------------------------------------------
 
@@ -148,30 +154,29 @@ class Turn:
         return {name: contact[key] for name, key in on_file.items() if contact.get(key)}
 
     def _read_history(self) -> list[tuple[Reading, int]]:
-        """The parent's earlier messages, each read with the question it answered, numbered by the task they
-        belong to (a reply that completes a booking, move, cancellation or call back closes a task)."""
-        readings, previous, task = [], "", 0
-        known = dict(self.hints.known)
-        for message in self.conv.history:
-            if message["role"] == "assistant":
-                previous = message["content"]
-                task += bool(endings(previous))
-            else:
-                tours = [o for o in options_in(previous, self.today) if o.get("booking_id")]
-                hints = replace(self.hints, asked=asked_in(previous), options=len(tours), known=dict(known),
-                                asked_ages_of=asked_ages_of(previous))
-                reading = read_message(message["content"], hints)
-                if tours and reading.choice is not None and reading.choice < len(tours):  # "2": remember the ref
-                    reading.booking_refs.append(tours[reading.choice]["booking_id"])
-                known.update(reading.facts)
-                readings.append((reading, task))
+        """The parent's earlier messages, each read on its own, numbered by the task they belong to: 1 for those
+        after the last turn that completed a booking, move, cancellation or call back (the dialogue state counts
+        them), else 0."""
+        said = [m["content"] for m in self.conv.history if m["role"] == "user"]
+        state = self.state
+        current = state.since_done if state.done or state.since_done else len(said)  # no state yet: all of them
+        answered = state.answered[-len(said):] if said else []  # the asks each message answered, if kept
+        answered = [[]] * (len(said) - len(answered)) + answered
+        readings, known = [], dict(self.hints.known)
+        for index, text in enumerate(said):
+            asks = answered[index]
+            asked = _asked(DialogueState([a for a in asks if a in ASKS], next((a for a in asks if a in TASKS), "")),
+                           {})
+            reading = read_message(text, replace(self.hints, asked=asked, options=0, known=dict(known),
+                                                 asked_ages_of=()))
+            known.update(reading.facts)
+            readings.append((reading, int(index >= len(said) - current)))
         return readings
 
     @cached_property
     def past(self) -> list[Reading]:
         """The parent's messages since the last completed task."""
-        current = sum(bool(endings(m["content"])) for m in self.conv.history if m["role"] == "assistant")
-        return [reading for reading, task in self.earlier if task == current]
+        return [reading for reading, task in self.earlier if task == 1]
 
     @cached_property
     def said_before(self) -> dict:
@@ -202,24 +207,12 @@ class Turn:
     @cached_property
     def booked(self) -> dict | None:
         """The tour booked (or moved) earlier in this conversation and not cancelled since."""
-        ref = None
-        for message in self.conv.history:
-            if message["role"] != "assistant":
-                continue
-            for ending in endings(message["content"]):
-                if ending.reference.startswith("T-"):
-                    ref = None if ending.cancelled else ending.reference
         last = str(self.conv.task.get("last_booking_id") or "")
-        made_now = {str(s.result.get("booking_id")) for s in self.conv.steps if s.result}
-        if not ref and last and last not in made_now:  # a hosted model may have written the confirmation
-            ref = last if any(t["booking_id"] == last for t in self.conv.upcoming_tours) else None
-        if not ref:
+        made_now = {str(s.result.get("booking_id")) for s in self.conv.steps  # booked this turn (a move is not)
+                    if s.result and s.name in ("book_tour", "answer_seat_offer")}
+        if not last or last in made_now:
             return None
-        for tour in self.conv.upcoming_tours:
-            if tour["booking_id"] == ref:
-                return tour
-        collected = self.conv.collected
-        return {"booking_id": ref, "date": collected.get("preferred_date"), "time": collected.get("preferred_time")}
+        return next((tour for tour in self.conv.upcoming_tours if tour["booking_id"] == last), None)
 
     @property
     def own_task_steps(self) -> bool:
@@ -390,7 +383,7 @@ class Turn:
         if "keep" in intents:
             return "book" if "book" in intents else "keep"
         # the answer to a seat held from a waitlist, however long the message (in a new chat: CONTACT.seat_offer)
-        if "seat_offer" in self.asked or (self.conv.contact.get("seat_offer") and not self.previous):
+        if "seat_offer" in self.asked or (self.conv.contact.get("seat_offer") and not self.state.asked):
             said = " ".join(self.conv.turn_texts)
             if "no" in intents or NO.match(said):
                 return "decline_offer"
@@ -452,7 +445,7 @@ class Turn:
         intents = self.reading.intents
         if not self.booked or self.another or intents & {"cancel", "callback"}:
             return False
-        just_done = bool(self.previous and endings(self.previous))
+        just_done = bool(self.state.done)
         said_when = not self.reading.when.is_empty
         if "book" in intents:  # "no, book it on the 8th instead" right after the confirmation fixes that tour
             return just_done and said_when and self.reading.correcting
@@ -475,7 +468,7 @@ class Turn:
             return "callback"
         if "which_tour" in asked:
             return "cancel" if "cancel" in asked else "reschedule"
-        if "reschedule" in asked and not endings(self.previous):
+        if "reschedule" in asked and not self.state.done:
             return "reschedule"
         for past in reversed(self.past):
             intents = past.intents
@@ -485,9 +478,9 @@ class Turn:
                 if intent in intents:
                     return self._moving_intake(intent)
         task = self._flow_of_steps() if self.own_task_steps else TASK_FLOWS.get(str(self.conv.task.get("task_type")))
-        if task and not (self.previous and endings(self.previous)):
+        if task and not self.state.done:
             return task
-        if self.previous and not endings(self.previous) and asked & {"options", "when", *REQUIRED}:
+        if self.previous and not self.state.done and asked & {"options", "when", *REQUIRED}:
             return "book"
         return ""
 
@@ -692,7 +685,7 @@ class Turn:
         if self.reading.booking_refs:
             ref = self.reading.booking_refs[-1]
             return by_ref.get(ref, {"booking_id": ref}), False
-        read_back = [r for r in dict.fromkeys(BOOKING_REF.findall(self.previous)) if r in by_ref]
+        read_back = [r for r in dict.fromkeys(str(a.get("booking_id")) for a in self.state.awaiting) if r in by_ref]
         if "read_back" in self.asked and len(read_back) == 1:  # "yes" to "I'll cancel Leo's tour T-...?"
             return by_ref[read_back[0]], False
         listed = [o for o in self.options if o.get("booking_id")]
@@ -737,10 +730,22 @@ class Turn:
 
     # --- deciding ------------------------------------------------------------------------------
 
+    @cached_property
+    def agrees(self) -> bool:
+        """The policy's own judgement that the parent's latest message is a plain yes to the read-back (or the seat
+        offered): said to the tools as `confirmed`."""
+        return bool(self.asked & {"read_back", "seat_offer"}) and bool(self.said_now) and says_yes(self.said_now[-1])
+
+    def _confirming(self, call: Call) -> Call:
+        if self.agrees and call.name in CONFIRMED_TOOLS:
+            return Call(call.name, {**call.args, "confirmed": True})
+        return call
+
     def _pending(self, stage, once: bool) -> list[Call]:
         """The stage's calls still to make. Action stages call each tool at most once a turn: their
         arguments are re-derived from facts the tools themselves change (a moved tour has a new reference)."""
-        return [c for c in stage() if c.name in self.tools and not self.conv.called(c.name, None if once else c.args)]
+        calls = [self._confirming(c) for c in stage()]
+        return [c for c in calls if c.name in self.tools and not self.conv.called(c.name, None if once else c.args)]
 
     def decide(self) -> Decision:
         if self.conv.cycles < MAX_CYCLES - 1:
@@ -751,8 +756,27 @@ class Turn:
                 pending = self._pending(stage, once)
                 if pending:
                     return Decision(calls=pending)
-        with translation.override(self.conv.language):
-            return Decision(text=compose(self))
+        with translation.override(self.conv.language), replies.recording() as declared:
+            return Decision(text=compose(self), declared=declared)
+
+
+def _asked(state: DialogueState, contact: dict) -> frozenset[str]:
+    """What the last reply asked, in the words the policy reasons with: the typed asks, "options" when it listed
+    choices, the task it was about ("booking", "reschedule", "cancel", "callback"), "confirm_cancel" for the
+    read-back of a cancellation, "offer_book" for that of a booking, and "propose_first" when a yes takes the soonest
+    slot."""
+    asked = set(state.asked) - {"choice", "take_soonest"}
+    if state.options or "choice" in state.asked:
+        asked.add("options")
+    if "take_soonest" in state.asked:
+        asked.add("propose_first")
+    asked.add({"book": "booking"}.get(state.about, state.about))
+    awaited = {a.get("action") for a in state.awaiting} if "read_back" in state.asked else set()
+    if "cancel" in awaited:
+        asked.add("confirm_cancel")
+    if "book" in awaited:  # "Shall I book it?": a yes books it
+        asked.add("offer_book")
+    return frozenset(asked - {""})
 
 
 def _with_children(children: list[dict], reading: Reading) -> list[dict]:

@@ -12,6 +12,7 @@ import json
 import logging
 from dataclasses import dataclass
 
+from chatbot.agent.dialogue import Declared
 from chatbot.agent.offline import replies
 from chatbot.agent.offline.policy import Decision, decide
 
@@ -37,6 +38,7 @@ class Answer:
     tool_calls: list[dict]
     prompt_tokens: int
     completion_tokens: int
+    declared: Declared | None = None  # what a text answer asked and offered
 
     @property
     def finish_reason(self) -> str:
@@ -77,7 +79,7 @@ def build_answer(decision: Decision, messages: list, tools: list) -> Answer:
         content = produced = decision.text
     prompt = json.dumps(messages, default=str, ensure_ascii=False) + json.dumps(tools or [], default=str)
     return Answer(content=content, tool_calls=calls, prompt_tokens=_tokens(prompt),
-                  completion_tokens=_tokens(produced))
+                  completion_tokens=_tokens(produced), declared=None if calls else decision.declared)
 
 
 def answer(messages: list, tools: list) -> Answer:
@@ -96,4 +98,5 @@ async def complete(model: str, messages: list, tools: list):
 
     result = answer(messages, tools)
     return ModelReply(content=result.content, tool_calls=result.tool_calls, model=MODEL_NAME, latency_ms=0,
-                      prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens)
+                      prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens,
+                      declared=result.declared)

@@ -4,12 +4,18 @@ Every sentence is a gettext message with named placeholders, rendered in the
 language active at the call (the policy activates the parent's, see compose.py);
 the catalogues are in locale/. Every date is written with its weekday
 ("Wednesday 25 November at 09:00", chatbot.dates). Slot and tour choices are
-numbered lists ("1. ..."), which the policy reads back when the parent answers
-"the second one".
+numbered lists ("1. ...").
+
+A function that asks the parent something or offers a choice also declares it, typed, to the reply being
+written (`recording`): the reply's dialogue state (`chatbot.agent.dialogue`) is that declaration, never a reading
+of the words afterwards.
 """
 
+import contextlib
+import contextvars
 import datetime as dt
 import re
+from collections.abc import Iterator
 
 import phonenumbers
 from django.utils import formats
@@ -17,6 +23,7 @@ from django.utils.translation import get_language, gettext_lazy, ngettext, pgett
 from django.utils.translation import gettext as _
 
 from bookings.models import split_names
+from chatbot.agent.dialogue import Declared
 from chatbot.agent.offline.when import PARTS_OF_DAY
 from chatbot.dates import human_date, human_slot
 
@@ -43,6 +50,47 @@ PARTS = {
 }
 PRONOUNS = {"son": "he", "boy": "he", "daughter": "she", "girl": "she"}
 NO_SPACE_LANGUAGES = ("zh-hans",)  # sentences follow each other without a space
+
+_declared: contextvars.ContextVar[Declared | None] = contextvars.ContextVar("declared", default=None)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[Declared]:
+    """Collect what the replies written inside the block ask for and offer."""
+    declared = Declared()
+    token = _declared.set(declared)
+    try:
+        yield declared
+    finally:
+        _declared.reset(token)
+
+
+def _ask(*asks: str, ages_of: list[str] | None = None) -> None:
+    declared = _declared.get()
+    if declared is not None:
+        declared.asked.extend(a for a in asks if a not in declared.asked)
+        declared.ages_of.extend(ages_of or [])
+
+
+def _offer(items: list[dict]) -> None:
+    """The slots (or tours: with "booking_id") a reply lists, in the order listed."""
+    declared = _declared.get()
+    if declared is not None:
+        declared.options = [{k: item.get(k) for k in ("date", "time", "booking_id") if item.get(k)}
+                            for item in items[:MAX_LISTED] if item.get("date")]
+
+
+def about(task: str) -> None:
+    """The task the reply's questions belong to (`dialogue.TASKS`)."""
+    declared = _declared.get()
+    if declared is not None and not declared.about:
+        declared.about = task
+
+
+def offered() -> list[dict]:
+    """The options declared so far in the reply being written."""
+    declared = _declared.get()
+    return list(declared.options) if declared is not None else []
 
 
 def join(parts: list[str]) -> str:
@@ -166,7 +214,6 @@ def kept_booking_more() -> str:
 
 
 NOT_SURE = gettext_lazy("I'm not sure about that one: I don't have that information, and I'd rather not guess.")
-# REPLY_ASKS "offer_callback" reads this back (in every language: chatbot/agent/offline/reply_markers.py)
 CALLBACK_OFFER = gettext_lazy("Would you like someone from our admissions team to call you back about it?")
 
 
@@ -198,13 +245,18 @@ def faq_answer(result: dict, offer_callback: bool = False) -> str:
     answers.insert(0, note)
     unanswered = [str(q).strip() for q in result.get("unanswered") or [] if str(q).strip()]
     if unanswered:
-        answers.append(join([_not_sure_about(unanswered), CALLBACK_OFFER if offer_callback else ""]))
+        answers.append(join([_not_sure_about(unanswered), _callback_offer() if offer_callback else ""]))
     return join(answers)
 
 
 def faq_unknown(offer_callback: bool) -> str:
     """A get_faq_answer no_match (nothing found, or nothing found with confidence)."""
-    return join([NOT_SURE, CALLBACK_OFFER]) if offer_callback else str(NOT_SURE)
+    return join([NOT_SURE, _callback_offer()]) if offer_callback else str(NOT_SURE)
+
+
+def _callback_offer() -> str:
+    _ask("offer_callback")
+    return str(CALLBACK_OFFER)
 
 
 def corrected(result: dict, today: dt.date) -> str:
@@ -244,7 +296,9 @@ def tour_line(tour: dict, today: dt.date) -> str:
 
 def tours_summary(tours: list[dict], today: dt.date) -> str:
     if not tours:
+        _ask("offer_book")
         return _("I can't see any upcoming tours for you. Would you like to book one?")
+    _offer(tours)
     if len(tours) == 1:
         return _("Your tour is on %(tour)s.") % {"tour": tour_line(tours[0], today)}
     return listing(_("Your upcoming tours:"), [tour_line(t, today) for t in tours])
@@ -283,6 +337,7 @@ def _no_slots(when: str) -> str:
 
 
 def _which_one(purpose: str) -> str:
+    _ask("choice")
     return _("Which one would you like instead?") if purpose == "instead" else _("Which one would you like?")
 
 
@@ -295,9 +350,12 @@ def availability(result: dict, args: dict, today: dt.date, purpose: str = "") ->
     if status == "success" and slots:
         timed = any(":" in str(t) for t in args.get("preferred_times") or [])
         if timed and not args.get("date_range_start") and len({s.get("date") for s in slots}) > 1:  # no day
+            _ask("take_soonest")
             question = _("The soonest is %(slot)s: shall I take that one, or which would you like?") % {
                 "slot": slot_lines(slots, today)[0]}
+        _offer(slots)
         return listing(_open_slots(when), slot_lines(slots, today), question)
+    _ask("when")
     if status == "success":
         if when:
             return _("I'm sorry, there are no open tour slots %(when)s. Would another day suit you?") % {"when": when}
@@ -307,15 +365,22 @@ def availability(result: dict, args: dict, today: dt.date, purpose: str = "") ->
     message = rule_message(result, _no_slots(when), today) if english or result.get("template") else _no_slots(when)
     alternatives = result.get("alternatives") or []
     if alternatives:
+        _offer(alternatives)
         return listing(join([message, _("These are the next open slots:")]), slot_lines(alternatives, today), question)
     return join([message, _("Is there another day that would suit you?")])
 
 
 def ambiguous(slots: list[dict], today: dt.date) -> str:
+    _offer(slots)
+    _ask("choice")
     return listing(_("I have more than one slot that fits:"), slot_lines(slots, today), _("Which one would you like?"))
 
 
-def bad_choice(count: int) -> str:
+def bad_choice(listed: list[dict]) -> str:
+    """The options listed before, still open: the parent picked a number beyond them."""
+    _offer(listed)
+    _ask("choice")
+    count = len(listed)
     return ngettext("Sorry, I only listed %(count)d option. Which number would you like?",
                     "Sorry, I only listed %(count)d options. Which number would you like?", count) % {"count": count}
 
@@ -373,6 +438,8 @@ def ask_for(missing: list[str], relation: str = "", child_name: str = "") -> str
         ("child_name", "parent_phone"): lambda: join([name_q, phone]),
     }
     question = questions.get(wanted)
+    if question:
+        _ask(*wanted, ages_of=[child_name] if "child_age" in wanted and child_name else None)
     return question() if question else ""
 
 
@@ -391,28 +458,36 @@ def ask_family(children: list[dict], expected: int, missing: list[str]) -> str:
     if unnamed and not named:
         ages_known = len(children) >= expected and all(c.get("age") not in (None, "") for c in children)
         question = _("What are their names?") if ages_known else _("What are their names, and how old are they?")
+        _ask("child_name", *([] if ages_known else ["child_age"]))
     elif unnamed:
+        _ask("child_name")
         question = (_("And what's the other child's name?") if unnamed == 1
                     else _("And the names of the other %(count)d?") % {"count": unnamed})
     elif ageless:
+        _ask("child_age", ages_of=ageless)
         question = (_("And how old is %(child)s?") if len(ageless) == 1 else _("How old are %(child)s?")) % {
             "child": join_names(ageless)}
     else:
         return ask_for([m for m in missing if m not in ("child_name", "child_age")])
     parent = {"parent_name": _("And may I have your name?"),
               "parent_phone": _("And what's the best phone number to reach you on?")}
-    return join([question, next((parent[m] for m in ("parent_name", "parent_phone") if m in missing), "")])
+    detail = next((m for m in ("parent_name", "parent_phone") if m in missing), "")
+    if detail:
+        _ask(detail)
+    return join([question, parent[detail] if detail else ""])
 
 
 def family_again(children: tuple[dict, ...]) -> str:
     """A returning family: offer the children the school knows ("both of them again?")."""
     values = {"names": join_names([str(c.get("name")) for c in children]), "count": len(children)}
+    _ask("family_again")
     if len(children) == 2:
         return _("Is the tour for %(names)s again (both of them), or for someone else?") % values
     return _("Is the tour for %(names)s again (all %(count)d of them), or for someone else?") % values
 
 
 def ask_when() -> str:
+    _ask("when")
     return _("Which day and time would suit you for the tour?")
 
 
@@ -460,16 +535,20 @@ def open_days(events: list[dict], today: dt.date) -> str:
         places = (ngettext("%(left)s place left", "%(left)s places left", values["left"]) % values
                   if values["left"] else _("fully booked"))
         lines.append(_("%(when)s: %(title)s (%(minutes)s minutes, %(places)s)") % {**values, "places": places})
+    _offer(events)
+    _ask("choice")
     ask = _("Would you like to book a place?") if len(lines) == 1 else _("Which one would you like to book a place at?")
     return listing(_("Our upcoming open days:"), lines, ask)
 
 
 def no_open_days() -> str:
+    _ask("offer_book")
     return join([_("There are no open days planned at the moment."),
                  _("Would you like to book a campus tour instead?")])
 
 
 def which_open_day() -> str:
+    _ask("choice")
     return _("Which one would you like to come to?")
 
 
@@ -479,6 +558,8 @@ def booking_pending(date: str, time: str, today: dt.date) -> str:
 
 
 def _open_alternatives(message: str, alternatives: list[dict], today: dt.date) -> str:
+    _offer(alternatives)
+    _ask("choice")
     return listing(join([message, _("These slots are open:")]), slot_lines(alternatives, today),
                    _("Would one of these work?"))
 
@@ -508,6 +589,8 @@ def tool_error(result: dict, today: dt.date) -> str:
     """A book_tour error in plain words, with the alternatives it offered."""
     field = result.get("field")
     message = rule_message(result, _("Sorry, that didn't work."), today)
+    if field in ("parent_phone", "parent_email", "preferred_date", "preferred_time"):
+        _ask(field if field.startswith("parent") else "when")
     if field == "parent_phone":
         return _("That number doesn't look right — could you check it? (%(problem)s)") % {"problem": message}
     if field == "parent_email":
@@ -524,7 +607,8 @@ def tool_error(result: dict, today: dt.date) -> str:
 
 
 def waitlist_offer(full: dict, today: dt.date) -> str:
-    """The question lexicon.REPLY_ASKS reads back as "offer_waitlist"."""
+    """Offer the waitlist of a full tour."""
+    _ask("offer_waitlist")
     return _("Or, if %(when)s is the one you want, I can put you on its waitlist and offer you the first seat "
              "that frees up. Shall I put you on its waitlist?") % {
         "when": human_slot(str(full.get("date") or ""), full.get("time"), today)}
@@ -546,6 +630,7 @@ def waitlisted(result: dict, today: dt.date) -> str:
 
 
 def ask_waitlist_tour() -> str:
+    _ask("when")
     return _("Which day and time would you like to wait for?")
 
 
@@ -583,10 +668,13 @@ def cancelled(result: dict, tour: dict | None, today: dt.date, offer_new: bool =
 
 def options(slots: list[dict], today: dt.date) -> str:
     """Exact start times a tool offered when it was given only a part of the day."""
+    _offer(slots)
+    _ask("choice")
     return listing(_("These times are open:"), slot_lines(slots, today), _("Which time would you like?"))
 
 
 def no_bookings() -> str:
+    _ask("offer_book")
     return _("I couldn't find any upcoming tours under your contact. Would you like to book one?")
 
 
@@ -595,6 +683,8 @@ def _which_tour_question(action: str) -> str:
 
 
 def which_tour(tours: list[dict], action: str, today: dt.date) -> str:
+    _offer(tours)
+    _ask("which_tour")
     return listing(_which_tour_question(action), [tour_line(t, today) for t in tours])
 
 
@@ -605,10 +695,13 @@ def manage_error(result: dict, action: str, today: dt.date) -> str:
         return _open_alternatives(message, alternatives, today)
     tours = [t for t in result.get("your_bookings") or [] if isinstance(t, dict) and t.get("booking_id")]
     if tours:
+        _offer(tours)
+        _ask("which_tour")
         question = (_("Which one would you like to cancel?") if action == "cancel"
                     else _("Which one would you like to move?"))
         return listing(join([message, _("These are your upcoming tours:")]), [tour_line(t, today) for t in tours],
                        question)
+    _ask("offer_book")
     return join([message, _("Would you like to book a new tour instead?")])
 
 
@@ -617,6 +710,7 @@ def moving(tour: dict, today: dt.date) -> str:
 
 
 def ask_new_slot(tour: dict | None, today: dt.date) -> str:
+    _ask("when")
     if tour and tour.get("date"):
         return _("What day and time would you like to move your tour from %(when)s to?") % {
             "when": human_slot(tour["date"], tour.get("time"), today)}
@@ -673,6 +767,8 @@ def ask_callback(missing: list[str], first: bool) -> str:
         "best_time_to_call": _("a good time to call"),
     }
     items = [wants[f] for f in ("parent_name", "parent_phone", "best_time_to_call") if f in missing]
+    _ask(*[{"best_time_to_call": "call_time"}.get(f, f) for f in ("parent_name", "parent_phone", "best_time_to_call")
+           if f in missing])
     opening = _("I'll gladly arrange a call back from our admissions team.") if first else _("Thank you.")
     return join([opening, _("Could you tell me %(details)s?") % {"details": _listed(items)}])
 
@@ -727,6 +823,7 @@ def read_back_booking(result: dict, today: dt.date) -> str:
     else:
         tour = _("Just to check before I book: a campus tour for %(who)s on %(when)s.") % values
     contact = _("We'll send the confirmation to %(reach)s.") % values if values["reach"] else ""
+    _ask("read_back")
     return join([tour, contact, _("Shall I book it?")])
 
 
@@ -739,6 +836,7 @@ def read_back_move(result: dict, today: dt.date) -> str:
         check = _("Just to check: I'll move %(child)s's tour %(reference)s from %(was)s to %(will)s.") % values
     else:
         check = _("Just to check: I'll move your tour %(reference)s from %(was)s to %(will)s.") % values
+    _ask("read_back")
     return join([check, _("Shall I go ahead and move it?")])
 
 
@@ -750,12 +848,13 @@ def read_back_cancel(result: dict, today: dt.date) -> str:
         check = _("Just to check: I'll cancel %(child)s's tour %(reference)s on %(when)s.") % values
     else:
         check = _("Just to check: I'll cancel your tour %(reference)s on %(when)s.") % values
+    _ask("read_back")
     return join([check, _("Shall I go ahead and cancel it?")])
 
 
 def unconfirmed(read_back: str) -> str:
-    """The read-back again (`read_back`: from its "Just to check" on), for a parent who says thanks or goodbye
-    before answering it."""
+    """The read-back again (`read_back`: the awaited action read back anew), for a parent who says thanks or
+    goodbye before answering it."""
     return join([_("Before you go: I haven't done this yet."), read_back]) if read_back else ""
 
 

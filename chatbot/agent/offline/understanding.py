@@ -20,10 +20,13 @@ import phonenumbers
 
 from chatbot.agent.offline import lexicon as lx
 from chatbot.agent.offline.gloss import gloss
-from chatbot.agent.offline.reply_markers import ages_asked_in
 from chatbot.agent.offline.when import When, find_when, spans
 
 WHEN_FIELDS = ("preferred_date", "preferred_time")
+HESITATE = re.compile(
+    r"\b(?:no|not|nope|nah|don'?t|wait|hold on|actually|instead|change|rather|but|hmm|sorry|(?:what|how) about)\b",
+    re.IGNORECASE,
+)
 DEFAULT_REGION = "SG"
 ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")
 SIMILAR_NAME = 0.6  # "Jon" for "John" (0.86) is a correction; "Ana" for "John" (0.29) is not
@@ -39,7 +42,7 @@ class Hints:
     now: dt.time
     tour_times: tuple[str, ...] = ()
     region: str = DEFAULT_REGION
-    asked: frozenset[str] = frozenset()  # what the previous reply asked for (see reply_markers.asked_in)
+    asked: frozenset[str] = frozenset()  # what the previous reply asked for (policy._asked: the dialogue state)
     options: int = 0  # how many numbered choices the parent was just shown
     known: dict = field(default_factory=dict)  # current booking facts, to tell which name a correction fixes
     booked_children: tuple[str, ...] = ()  # the children of the parent's booked tours
@@ -115,12 +118,6 @@ def merge_children(children: list[dict], said: list[dict]) -> list[dict]:
                 merged.append(target)
         target.update({k: v for k, v in child.items() if v not in (None, "")})
     return merged
-
-
-def asked_ages_of(reply: str) -> tuple[str, ...]:
-    """The children a concierge reply asked the age of: ("Mia",) for "And how old is Mia?", in any language."""
-    match = lx.ASKED_AGE_OF.search(reply or "")
-    return tuple(lx.CAP_NAME.findall(match.group(1))) if match else ages_asked_in(reply)
 
 
 @lru_cache(maxsize=64)
@@ -570,3 +567,12 @@ def understand(texts: list[str], hints: Hints) -> Reading:
     for text in texts:
         reading = reading.merge(read_message(text, replace(hints, known={**hints.known, **reading.facts})))
     return reading
+
+
+def says_yes(text: str) -> bool:
+    """The offline policy's reading of a plain yes to a read-back: "yes please", "ok go ahead", "that's right.
+    What's the address?". Not a yes with a change anywhere in it ("yes. But the 11th", "please make it 2pm",
+    "sure, what about Friday?"): a message that names a day or a time changes what was read back. Read in
+    English words, so "ya betul", "好的" and "சரி" are a yes too. (A hosted model judges for itself.)"""
+    text = gloss(text).text.strip()
+    return bool(lx.YES.match(text)) and not HESITATE.search(text) and not spans(text)

@@ -6,6 +6,7 @@ imports litellm, so only `chatbot.agent.offline.register()` does, on demand.
 """
 
 import time
+from dataclasses import asdict
 
 from litellm import CustomLLM
 from litellm.types.utils import ChatCompletionMessageToolCall, Choices, Function, Message, ModelResponse, Usage
@@ -19,6 +20,8 @@ def model_response(result: Answer) -> ModelResponse:
                                            function=Function(name=call["name"], arguments=call["arguments"]))
              for call in result.tool_calls]
     message = Message(content=result.content or None, role="assistant", tool_calls=calls or None)
+    if result.declared is not None:  # what the text asked and offered (chatbot.agent.dialogue), for a caller's loop
+        message.provider_specific_fields = {"declared": asdict(result.declared)}
     usage = Usage(prompt_tokens=result.prompt_tokens, completion_tokens=result.completion_tokens)
     usage.total_tokens = usage.prompt_tokens + usage.completion_tokens
     return ModelResponse(model=MODEL_NAME, created=int(time.time()),

@@ -82,9 +82,9 @@ def world(next_weekday):
     return school, ContactFactory(school=school), next_weekday(school, 1)
 
 
-def _booking_arguments(day: dt.date) -> str:
+def _booking_arguments(day: dt.date, **more) -> str:
     return json.dumps({"parent_name": "Mei Lin Tan", "parent_phone": "+6591234567", "child_name": "Tom",
-                       "child_age": 5, "preferred_date": day.isoformat(), "preferred_time": "09:00"})
+                       "child_age": 5, "preferred_date": day.isoformat(), "preferred_time": "09:00", **more})
 
 
 def _turn(contact) -> dict:
@@ -161,7 +161,7 @@ async def test_malformed_tool_calls_are_answered_as_errors_and_one_tour_is_booke
     assert "not valid JSON" in turn["steps"][2].content or "not valid JSON" in str(turn["steps"][2].tool_result)
     assert any(s.kind == "think" and "failed twice" in s.content for s in turn["steps"]), "the fallback is traced"
 
-    provider.script = [completion(tool_calls=[("book_tour", _booking_arguments(day))]), *[500] * 6]
+    provider.script = [completion(tool_calls=[("book_tour", _booking_arguments(day, confirmed=True))]), *[500] * 6]
     await receive(school=school, contact=contact, channel="web", text="yes please")
     turn = await database_sync_to_async(_turn)(contact)
     observed = [(s.tool_name, s.tool_result.get("status")) for s in turn["steps"] if s.kind == "observe"]

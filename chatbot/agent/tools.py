@@ -55,9 +55,6 @@ class ToolContext:
     history: list[str] = field(default_factory=list)
     turn_message_ids: set[int] = field(default_factory=set)
     now: dt.datetime | None = None
-    on_a_waitlist: bool = True  # the contact waits for (or is offered) a seat; True when not known
-    has_tours: bool = True  # the contact has upcoming tours, or the parent quoted a tour reference
-    unread: bool = False  # messages arrived during the turn (the prompt says UNREAD)
 
     @property
     def today(self) -> dt.date:
@@ -129,6 +126,11 @@ def _booking_summary(booking) -> dict:
 
 def _your_bookings(contact: Contact) -> list[dict]:
     return [_booking_summary(b) for b in booking_selectors.upcoming_bookings(contact)[:5]]
+
+
+def _no_tours(message: str) -> dict:
+    """manage_tour_booking for a parent with no upcoming tour: nothing to move or cancel; a new one is book_tour."""
+    return _error(message, code="no_upcoming_tours", your_bookings=[], suggest="book_tour")
 
 
 def _normalise_times(preferred_times: list[str] | str | None) -> list[str]:
@@ -520,11 +522,17 @@ def manage_tour_booking(
     if verb not in ("reschedule", "cancel"):
         return _error(f"Unknown action “{action}”: use \"reschedule\" or \"cancel\".")
     if not (booking_id or "").strip():
-        return {"status": "missing_fields", "missing": ["booking_id"], "your_bookings": _your_bookings(ctx.contact)}
+        yours = _your_bookings(ctx.contact)
+        if not yours:
+            return _no_tours("This parent has no upcoming tours to move or cancel.")
+        return {"status": "missing_fields", "missing": ["booking_id"], "your_bookings": yours}
     booking = booking_selectors.contact_booking(ctx.contact, booking_id)
     if booking is None:
         reference = booking_selectors.normalise_reference(booking_id)
-        return _error(f"No booking {reference} found for you.", your_bookings=_your_bookings(ctx.contact))
+        yours = _your_bookings(ctx.contact)
+        if not yours:
+            return _no_tours(f"No booking {reference} found for you, and you have no upcoming tours.")
+        return _error(f"No booking {reference} found for you.", your_bookings=yours)
     try:
         if verb == "cancel":
             action = f"cancel {booking.reference}"
@@ -800,22 +808,10 @@ TOOLS: dict[str, Callable[..., dict]] = {
 }
 
 
-# Tools offered only where they can apply: fewer schema tokens on every model call. A tool left out is
-# still run if a model asks for it.
-SITUATIONAL: dict[str, Callable[[ToolContext], bool]] = {
-    "manage_tour_booking": lambda ctx: ctx.has_tours or bool(ctx.active.last_booking_id),
-    "check_unread_messages": lambda ctx: ctx.unread,
-    "answer_seat_offer": lambda ctx: ctx.on_a_waitlist,
-}
-
-
-def schemas_for(ctx: ToolContext) -> list[dict]:
-    """The tool schemas for a model call in this turn: every tool but the SITUATIONAL ones that cannot apply."""
-    return [schema for schema in all_schemas() if SITUATIONAL.get(schema["function"]["name"], lambda ctx: True)(ctx)]
-
-
 def all_schemas() -> list[dict]:
-    """`TOOL_SCHEMAS`, built on first use: it needs langchain-core, which takes about a second to import
+    """`TOOL_SCHEMAS`: every tool, in TOOLS' order, offered on every model call of every conversation (a tool that
+    cannot apply says why when called; one stable list lets a provider cache the prompt's prefix). Built on first
+    use: it needs langchain-core, which takes about a second to import
     (a serving process builds them at start-up: `chatbot.warmup`)."""
     if "TOOL_SCHEMAS" not in globals():
         from langchain_core.utils.function_calling import convert_to_openai_tool

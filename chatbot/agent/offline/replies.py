@@ -599,6 +599,8 @@ def which_tour(tours: list[dict], action: str, today: dt.date) -> str:
 
 
 def manage_error(result: dict, action: str, today: dt.date) -> str:
+    if result.get("code") == "no_upcoming_tours":  # nothing to move or cancel
+        return no_bookings()
     message = rule_message(result, _("Sorry, I couldn't change that booking."), today)
     alternatives = result.get("alternatives") or []
     if alternatives and action == "reschedule":  # the new slot is full, closed...: offer the open ones

@@ -26,7 +26,7 @@ from bookings import selectors as booking_selectors
 from bookings import services as bookings
 from bookings import waitlist
 from bookings.intake import DETAILS, Intake
-from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, join_names
+from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, TourBooking, join_names
 from bookings.services import BookingError, SlotView, describe_date
 from chatbot import faq
 from chatbot.agent import confirmation, memory
@@ -652,7 +652,7 @@ def get_faq_answer(question: str) -> dict:
 def update_context(
     field_to_update: str, new_value: str, reason: str | None = None, booking_id: str | None = None
 ) -> dict:
-    """Record a correction or new detail (with booking_id: in that booked tour only).
+    """Record a correction or new detail (with booking_id: on that booked tour only). Never moves a tour.
 
     Args:
         field_to_update: A book_tour argument or preferred_name.
@@ -671,26 +671,66 @@ def update_context(
     if booking_id and booked is None:
         return _error(f"No booking {booking_selectors.normalise_reference(booking_id)} found for you.",
                       your_bookings=_your_bookings(ctx.contact))
-    old = None
     if name == "preferred_name":
         old = ctx.contact.preferred_name
+        if str(old or "") == str(value):
+            return _not_changed(name, value, f"The parent's preferred name is already {value}.")
         crm.set_preferred_name(ctx.contact, value)
-    elif not booking_id:  # an earlier tour's correction is not a detail of the booking being collected
+        return _updated(name, old, value, ["contact"])
+    collecting = bool(ctx.active.collected)  # a booking's details are being collected (not only a booked tour's)
+    upcoming = booked is not None and booked.status == TourBooking.Status.SCHEDULED
+    if upcoming and name in ("preferred_date", "preferred_time") and (booking_id or not collecting):
+        local = booked.local_start
+        return _not_changed(
+            name, value, f"Tour {booked.reference} stays booked for {describe_date(local.date())} at {local:%H:%M}: "
+            "update_context never moves a booked tour. Nothing was changed.",
+            use="manage_tour_booking", booking_id=booked.reference)
+    if booking_id and name not in bookings.CORRECTABLE_FIELDS:
+        return _not_changed(name, value, f"{name} can't be changed on booked tour {booked.reference}.",
+                            booking_id=booked.reference)
+    old, saved_to = None, []
+    if not booking_id:  # an earlier tour's correction is not a detail of the booking being collected
         old = ctx.active.collected.get(name)
         intake = _intake(ctx)
+        before = intake.as_dict()
         _record(intake, name, value)
-        _keep(ctx, intake)
-        if name == "parent_name" and not booked:
-            crm.correct_parent_name(ctx.contact, str(old or ""), str(value))
-    result = {"status": "updated", "field": name, "old_value": old, "new_value": value, "reason": reason or ""}
-    if booked and name in ("preferred_date", "preferred_time"):
-        result["note"] = f"Tour {booked.reference} is already booked: use manage_tour_booking to move it."
-    elif booked and name in bookings.CORRECTABLE_FIELDS:
+        if _keep(ctx, intake) != before:
+            saved_to.append("collected")
+        if name == "parent_name" and not booked and old and str(old) != str(value):
+            known_as = ctx.contact.name
+            crm.correct_parent_name(ctx.contact, str(old), str(value))
+            if ctx.contact.name != known_as:
+                saved_to.append("contact")
+    result = {"field": name, "old_value": old, "new_value": value}
+    if booked and name in bookings.CORRECTABLE_FIELDS:
+        was = _booking_details(booked)
         if result["old_value"] is None:
             result["old_value"] = getattr(booked, name)
         bookings.correct_booking_details(booking=booked, now=ctx.now, **{name: value})
-        result["booking_updated"] = booked.reference
-    return result
+        if _booking_details(booked) != was:
+            saved_to.append(f"booking {booked.reference}")
+            result["booking_updated"] = booked.reference
+    if not saved_to:
+        where = f" (and on tour {booked.reference})" if booked and name in bookings.CORRECTABLE_FIELDS else ""
+        return _not_changed(name, value, f"{name} is already {value}{where}.")
+    if upcoming and name in ("preferred_date", "preferred_time"):  # a detail of the booking being collected
+        result["note"] = f"Only the booking being collected changed; tour {booked.reference} is not moved."
+    return {"status": "updated", **result, "saved_to": saved_to}
+
+
+def _updated(name: str, old, value, saved_to: list[str]) -> dict:
+    return {"status": "updated", "field": name, "old_value": old, "new_value": value, "saved_to": saved_to}
+
+
+def _not_changed(name: str, value, reason: str, **extra) -> dict:
+    """update_context changed nothing: why, and what to use instead when something else can."""
+    return {"status": "not_changed", "field": name, "new_value": value, "reason": reason, **extra}
+
+
+def _booking_details(booking) -> tuple:
+    """What update_context can change on a booking, to tell whether a correction changed it."""
+    return (booking.parent_name, booking.parent_phone, booking.parent_email, booking.special_requirements,
+            tuple((c.name, c.age) for c in booking.children.all()))
 
 
 def join_waitlist(

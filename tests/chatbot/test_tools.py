@@ -76,6 +76,43 @@ def test_a_correction_by_reference_fixes_a_tour_booked_in_an_earlier_chat(ctx, n
     assert "child_name" not in ctx.active.collected  # not a detail of a booking being collected
 
 
+def test_a_booked_tours_date_is_not_changed_by_update_context_and_the_result_says_so(ctx, next_weekday, school,
+                                                                                       contact):
+    tuesday, friday = next_weekday(school, 1), next_weekday(school, 4)
+    booking = _earlier_booking(school, contact, tuesday)
+    for by_reference in (booking.reference, None):  # named, or the tour booked in this chat
+        ctx.active.last_booking_id = booking.reference
+        result = call(ctx, "update_context", field_to_update="preferred_date", new_value=friday.isoformat(),
+                      booking_id=by_reference)
+        booking.refresh_from_db()
+        assert booking.local_start.date() == tuesday
+        assert result["status"] == "not_changed" and result["use"] == "manage_tour_booking"
+        assert result["booking_id"] == booking.reference and "Nothing was changed" in result["reason"]
+        assert "preferred_date" not in ctx.active.collected
+
+
+def test_update_context_says_where_a_value_went_and_nothing_when_it_was_so_already(ctx, next_weekday, school,
+                                                                                  contact):
+    result = call(ctx, "update_context", field_to_update="child_name", new_value="Mia")
+    assert (result["status"], result["saved_to"]) == ("updated", ["collected"])
+    assert call(ctx, "update_context", field_to_update="child_name", new_value="Mia")["status"] == "not_changed"
+
+    booking = _earlier_booking(school, contact, next_weekday(school, 1))
+    result = call(ctx, "update_context", field_to_update="parent_phone", new_value="+6591234567",
+                  booking_id=booking.reference)
+    assert result["status"] == "not_changed", "the tour has that number already"
+    result = call(ctx, "update_context", field_to_update="parent_phone", new_value="+6598765432",
+                  booking_id=booking.reference)
+    booking.refresh_from_db()
+    assert booking.parent_phone == "+6598765432"
+    assert result["saved_to"] == [f"booking {booking.reference}"] and result["booking_updated"] == booking.reference
+
+    result = call(ctx, "update_context", field_to_update="preferred_name", new_value="Jonny")
+    contact.refresh_from_db()
+    assert (result["status"], result["saved_to"], contact.preferred_name) == ("updated", ["contact"], "Jonny")
+    assert call(ctx, "update_context", field_to_update="preferred_name", new_value="Jonny")["status"] == "not_changed"
+
+
 def test_a_correction_by_reference_cannot_touch_someone_elses_tour(ctx, next_weekday, school):
     theirs = _earlier_booking(school, ContactFactory(school=school), next_weekday(school, 1))
     result = call(ctx, "update_context", field_to_update="child_name", new_value="Miah",

@@ -208,7 +208,9 @@ def faq_unknown(offer_callback: bool) -> str:
 
 
 def corrected(result: dict, today: dt.date) -> str:
-    """Acknowledge an update_context result."""
+    """Acknowledge an update_context result: only what it changed."""
+    if result.get("status") == "not_changed" and not result.get("use"):
+        return ""  # it was so already: nothing to say about it
     if result.get("status") != "updated":
         return rule_message(result, _("Sorry, I couldn't update that."), today)
     field = str(result.get("field") or "")

@@ -306,7 +306,7 @@ def test_the_prompt_shows_a_returning_familys_children(ctx, next_weekday, school
 def test_every_model_call_of_every_conversation_is_offered_every_tool_in_one_order(school, contact, next_weekday):
     model = scripted_model.install()
     model.script = [{"tool_calls": [("check_availability", {})]}, {"content": "Here are the slots."},
-                    {"content": "Your tour is booked."}]
+                    {"content": "Grandma is welcome too."}]
     with override_settings(LLM_MODEL="scripted/test"):
         async_to_sync(receive)(school=school, contact=contact, channel="web", text="Hi, any tours next week?")
         bookings.book_tour(school=school, contact=contact, parent_name="Mei Tan", parent_phone="+6591234567",

@@ -6,6 +6,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from chatbot.agent import claims, loop
 from config.redis import get_redis, reset_clients
 from tests.factories import ContactFactory, SchoolFactory
 
@@ -27,6 +28,40 @@ def _clean_redis():
     yield
     get_redis().flushdb()
     reset_clients()
+
+
+class UnbackedClaims:
+    """The replies of a test's turns that claim a change their turn did not make (`chatbot.agent.claims`)."""
+
+    def __init__(self) -> None:
+        self.by_reply: dict[int, tuple[str, list[claims.Claim]]] = {}
+
+    def take(self) -> list[claims.Claim]:
+        """The claims found so far (a test that provokes one on purpose takes it, so the invariant passes)."""
+        found = [claim for _text, listed in self.by_reply.values() for claim in listed]
+        self.by_reply.clear()
+        return found
+
+
+@pytest.fixture(autouse=True)
+def truthful_replies(monkeypatch):
+    """The invariant of every conversation in the tests: a stored reply claims only changes its turn made (booked,
+    moved, cancelled, call back arranged, detail changed...), checked where the loop stores the turn's answer."""
+    found = UnbackedClaims()
+    finish = loop._finish
+
+    def checked_finish(turn, steps, after_finish, take_late):
+        stored, after = finish(turn, steps, after_finish, take_late)
+        if stored:
+            unbacked = claims.unbacked(turn.reply.text, turn.observations)
+            if unbacked:
+                found.by_reply[id(turn.reply)] = (turn.reply.text, unbacked)
+        return stored, after
+
+    monkeypatch.setattr(loop, "_finish", checked_finish)
+    yield found
+    problems = [f"{text[:200]!r}: " + "; ".join(map(str, listed)) for text, listed in found.by_reply.values()]
+    assert not problems, "a reply claimed a change its turn did not make:\n" + "\n".join(problems)
 
 
 @pytest.fixture

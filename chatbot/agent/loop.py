@@ -40,7 +40,6 @@ from django.utils.translation import gettext_lazy
 
 from chatbot import hotpath, outcomes
 from chatbot.agent import blocks, dialogue, memory, model, prompt, tools
-from chatbot.agent.offline.lexicon import BOOKING_REF
 from chatbot.language import reply_language
 from chatbot.models import Conversation, Message, ReasoningStep
 from chatbot.text import without_nul
@@ -105,6 +104,21 @@ class Turn:
     models_used: list[str] = field(default_factory=list)
     usage: dict = field(default_factory=lambda: {"prompt": 0, "completion": 0, "cost": 0.0})
     position: int = 0
+    contact_facts: dict = field(default_factory=dict)  # CONTACT as last read: at the start, after each tool that writes
+    unread: bool = False  # a message arrived during the turn and check_unread_messages has not run since
+
+    def refresh_system(self, cycles_left: int) -> None:
+        """The system message for the next model call, with the facts as they are now: ACTIVE_TASK as the tools
+        left it, CONTACT as read after the last tool that writes (`reread_contact`), the clock, UNREAD and
+        CYCLES_LEFT. Reads nothing from the database."""
+        conversation = self.conversation
+        self.messages[0] = {"role": "system", "content": prompt.system_prompt(
+            conversation.school, conversation.contact, self.ctx.active, conversation.summary.replace("\n", " | "),
+            int(self.unread), cycles_left, self.contact_facts)}
+
+    def reread_contact(self) -> None:
+        """CONTACT from the database again (synchronous: in a database hop), after a tool that may have changed it."""
+        self.contact_facts = prompt.contact_facts(self.conversation.contact)
 
     def step(self, cycle: int, kind: str, content: str = "", **fields) -> ReasoningStep:
         """A reasoning step in order (unsaved: the phase that owns it stores it)."""
@@ -148,16 +162,14 @@ def _prepare_turn(conversation: Conversation, turn_messages: list[Message],
     if earlier is None:
         earlier = [] if conversation.__dict__.get("first_message_id") in turn_ids else (
             hotpath.earlier_messages(conversation, turn_ids))
-    hints = dict(contact.__dict__.get("fact_hints") or {})  # read before the prompt uses (and drops) them
     ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
-                            history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids,
-                            on_a_waitlist=hints.get("has_waitlist_entries", True),
-                            has_tours=hints.get("has_upcoming_tours", True)
-                            or any(BOOKING_REF.search(m.text) for m in turn_messages))  # a reference quoted
-    messages = prompt.build_messages(conversation, active, turn_messages, earlier=earlier)
+                            history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids)
+    known = prompt.contact_facts(contact)
+    messages = prompt.build_messages(conversation, active, turn_messages, earlier=earlier,
+                                     cycles_left=settings.LLM_MAX_CYCLES, known=known)
     reply = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel,
                     reply_to=turn_messages[-1] if turn_messages else None)  # stored with its first steps
-    return Turn(conversation, turn_messages, reply, ctx, messages)
+    return Turn(conversation, turn_messages, reply, ctx, messages, contact_facts=known)
 
 
 def _prior_texts(conversation: Conversation, earlier: list[Message], turn_ids: set[int]) -> list[str]:
@@ -254,19 +266,18 @@ class _Steps:
 
 
 async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish: AfterFinish | None) -> Finished:
-    school, contact = turn.conversation.school, turn.conversation.contact
     steps = _Steps(turn, on_steps)
     calls: list[dict] = []
     unread = False  # a message arrived during the last tool cycle (looked up while its steps were stored)
     try:
         for cycle in range(1, settings.LLM_MAX_CYCLES + 1):
             # The first cycle's prompt was read just now; a message arriving from here on is found before the
-            # answer is stored (below) or, where a round's steps are stored, by the next cycle.
-            if unread:
-                turn.ctx.unread = True
-                turn.messages[0] = {"role": "system", "content": await database_hop(prompt.system_prompt)(
-                    school, contact, turn.ctx.active, turn.conversation.summary.replace("\n", " | "), 1)}
-            answer = await model.complete(turn.messages, tools.schemas_for(turn.ctx))
+            # answer is stored (below) or, where a round's steps are stored, by the next cycle. Every later call
+            # gets the facts as they are then (what this turn's tools did) and the cycles left.
+            turn.unread = turn.unread or unread
+            if cycle > 1:
+                turn.refresh_system(settings.LLM_MAX_CYCLES - cycle + 1)
+            answer = await model.complete(turn.messages, tools.all_schemas())
             turn.count(answer)
             if answer.fallback_reason:
                 steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason,
@@ -284,7 +295,7 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             late = await _conclude(turn, steps, step, cycle, after_finish, take_late=cycle < settings.LLM_MAX_CYCLES)
             if isinstance(late, Finished):
                 return late
-            unread = False  # taken in just now
+            unread = turn.unread = False  # taken in just now
             turn.messages.extend({"role": "user", "content": m.text} for m in late)
             steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(late)} more message(s) "
                                            "arrived; answering everything together.", model=answer.model))
@@ -339,6 +350,8 @@ def _observed(turn: Turn, cycle: int, calls: list[dict], results: list[tuple[dic
     steps = []
     for call, (result, latency_ms) in zip(calls, results, strict=True):
         turn.observations.append((call["name"], result))
+        if call["name"] == "check_unread_messages":
+            turn.unread = False  # taken in: the next prompt has no UNREAD (another message may set it again)
         turn.messages.append({"role": "tool", "tool_call_id": call["id"], "name": call["name"],
                               "content": json.dumps(result, ensure_ascii=False, default=str)})
         steps.append(turn.step(cycle, ReasoningStep.Kind.OBSERVE, _observation_text(result), tool_name=call["name"],
@@ -367,6 +380,7 @@ async def _run_tools(turn: Turn, cycle: int, calls: list[dict], steps: _Steps) -
             done = pending + _observed(turn, cycle, calls, [(result, latency_ms)])
             found.append(hotpath.store_steps(turn.reply, done, unanswered_of=contact_id))
             stored.extend(done)
+            turn.reread_contact()  # the tool may have booked, moved, joined a waitlist...: the next prompt says so
 
         started = time.perf_counter()
         _, result = await tools.execute(calls[0]["name"], calls[0]["arguments"], turn.ctx, then=store)
@@ -379,10 +393,20 @@ async def _run_tools(turn: Turn, cycle: int, calls: list[dict], steps: _Steps) -
     else:
         results = await asyncio.gather(*[_timed_execute(call, turn.ctx) for call in calls])
         pending += _observed(turn, cycle, calls, results)
-        unread = await database_hop(hotpath.store_steps)(turn.reply, pending, contact_id)
+        writes = any(call["name"] not in tools.READ_ONLY_TOOLS for call in calls)
+        unread = await database_hop(_store_round)(turn, pending, contact_id, writes)
         steps.stored(list(pending))
         pending.clear()
     steps.round_done()
+    return unread
+
+
+def _store_round(turn: Turn, steps: list[ReasoningStep], contact_id: int, writes: bool) -> bool:
+    """A round of several tools: its steps stored, CONTACT read again if one of them writes; whether a message of
+    the contact is waiting (`hotpath.store_steps`)."""
+    unread = hotpath.store_steps(turn.reply, steps, contact_id)
+    if writes:
+        turn.reread_contact()
     return unread
 
 

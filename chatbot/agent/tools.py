@@ -26,7 +26,7 @@ from bookings import selectors as booking_selectors
 from bookings import services as bookings
 from bookings import waitlist
 from bookings.intake import DETAILS, Intake
-from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, join_names
+from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, TourBooking, join_names
 from bookings.services import BookingError, SlotView, describe_date
 from chatbot import faq
 from chatbot.agent import confirmation, memory
@@ -55,9 +55,6 @@ class ToolContext:
     history: list[str] = field(default_factory=list)
     turn_message_ids: set[int] = field(default_factory=set)
     now: dt.datetime | None = None
-    on_a_waitlist: bool = True  # the contact waits for (or is offered) a seat; True when not known
-    has_tours: bool = True  # the contact has upcoming tours, or the parent quoted a tour reference
-    unread: bool = False  # messages arrived during the turn (the prompt says UNREAD)
 
     @property
     def today(self) -> dt.date:
@@ -134,6 +131,11 @@ def _booking_summary(booking) -> dict:
 
 def _your_bookings(contact: Contact) -> list[dict]:
     return [_booking_summary(b) for b in booking_selectors.upcoming_bookings(contact)[:5]]
+
+
+def _no_tours(message: str) -> dict:
+    """manage_tour_booking for a parent with no upcoming tour: nothing to move or cancel; a new one is book_tour."""
+    return _error(message, code="no_upcoming_tours", your_bookings=[], suggest="book_tour")
 
 
 def _normalise_times(preferred_times: list[str] | str | None) -> list[str]:
@@ -530,11 +532,17 @@ def manage_tour_booking(
     if verb not in ("reschedule", "cancel"):
         return _error(f"Unknown action “{action}”: use \"reschedule\" or \"cancel\".")
     if not (booking_id or "").strip():
-        return {"status": "missing_fields", "missing": ["booking_id"], "your_bookings": _your_bookings(ctx.contact)}
+        yours = _your_bookings(ctx.contact)
+        if not yours:
+            return _no_tours("This parent has no upcoming tours to move or cancel.")
+        return {"status": "missing_fields", "missing": ["booking_id"], "your_bookings": yours}
     booking = booking_selectors.contact_booking(ctx.contact, booking_id)
     if booking is None:
         reference = booking_selectors.normalise_reference(booking_id)
-        return _error(f"No booking {reference} found for you.", your_bookings=_your_bookings(ctx.contact))
+        yours = _your_bookings(ctx.contact)
+        if not yours:
+            return _no_tours(f"No booking {reference} found for you, and you have no upcoming tours.")
+        return _error(f"No booking {reference} found for you.", your_bookings=yours)
     try:
         if verb == "cancel":
             action = f"cancel {booking.reference}"
@@ -655,7 +663,7 @@ def get_faq_answer(question: str) -> dict:
 def update_context(
     field_to_update: str, new_value: str, reason: str | None = None, booking_id: str | None = None
 ) -> dict:
-    """Record a correction or new detail (with booking_id: in that booked tour only).
+    """Record a correction or new detail (with booking_id: on that booked tour only). Never moves a tour.
 
     Args:
         field_to_update: A book_tour argument or preferred_name.
@@ -674,26 +682,66 @@ def update_context(
     if booking_id and booked is None:
         return _error(f"No booking {booking_selectors.normalise_reference(booking_id)} found for you.",
                       your_bookings=_your_bookings(ctx.contact))
-    old = None
     if name == "preferred_name":
         old = ctx.contact.preferred_name
+        if str(old or "") == str(value):
+            return _not_changed(name, value, f"The parent's preferred name is already {value}.")
         crm.set_preferred_name(ctx.contact, value)
-    elif not booking_id:  # an earlier tour's correction is not a detail of the booking being collected
+        return _updated(name, old, value, ["contact"])
+    collecting = bool(ctx.active.collected)  # a booking's details are being collected (not only a booked tour's)
+    upcoming = booked is not None and booked.status == TourBooking.Status.SCHEDULED
+    if upcoming and name in ("preferred_date", "preferred_time") and (booking_id or not collecting):
+        local = booked.local_start
+        return _not_changed(
+            name, value, f"Tour {booked.reference} stays booked for {describe_date(local.date())} at {local:%H:%M}: "
+            "update_context never moves a booked tour. Nothing was changed.",
+            use="manage_tour_booking", booking_id=booked.reference)
+    if booking_id and name not in bookings.CORRECTABLE_FIELDS:
+        return _not_changed(name, value, f"{name} can't be changed on booked tour {booked.reference}.",
+                            booking_id=booked.reference)
+    old, saved_to = None, []
+    if not booking_id:  # an earlier tour's correction is not a detail of the booking being collected
         old = ctx.active.collected.get(name)
         intake = _intake(ctx)
+        before = intake.as_dict()
         _record(intake, name, value)
-        _keep(ctx, intake)
-        if name == "parent_name" and not booked:
-            crm.correct_parent_name(ctx.contact, str(old or ""), str(value))
-    result = {"status": "updated", "field": name, "old_value": old, "new_value": value, "reason": reason or ""}
-    if booked and name in ("preferred_date", "preferred_time"):
-        result["note"] = f"Tour {booked.reference} is already booked: use manage_tour_booking to move it."
-    elif booked and name in bookings.CORRECTABLE_FIELDS:
+        if _keep(ctx, intake) != before:
+            saved_to.append("collected")
+        if name == "parent_name" and not booked and old and str(old) != str(value):
+            known_as = ctx.contact.name
+            crm.correct_parent_name(ctx.contact, str(old), str(value))
+            if ctx.contact.name != known_as:
+                saved_to.append("contact")
+    result = {"field": name, "old_value": old, "new_value": value}
+    if booked and name in bookings.CORRECTABLE_FIELDS:
+        was = _booking_details(booked)
         if result["old_value"] is None:
             result["old_value"] = getattr(booked, name)
         bookings.correct_booking_details(booking=booked, now=ctx.now, **{name: value})
-        result["booking_updated"] = booked.reference
-    return result
+        if _booking_details(booked) != was:
+            saved_to.append(f"booking {booked.reference}")
+            result["booking_updated"] = booked.reference
+    if not saved_to:
+        where = f" (and on tour {booked.reference})" if booked and name in bookings.CORRECTABLE_FIELDS else ""
+        return _not_changed(name, value, f"{name} is already {value}{where}.")
+    if upcoming and name in ("preferred_date", "preferred_time"):  # a detail of the booking being collected
+        result["note"] = f"Only the booking being collected changed; tour {booked.reference} is not moved."
+    return {"status": "updated", **result, "saved_to": saved_to}
+
+
+def _updated(name: str, old, value, saved_to: list[str]) -> dict:
+    return {"status": "updated", "field": name, "old_value": old, "new_value": value, "saved_to": saved_to}
+
+
+def _not_changed(name: str, value, reason: str, **extra) -> dict:
+    """update_context changed nothing: why, and what to use instead when something else can."""
+    return {"status": "not_changed", "field": name, "new_value": value, "reason": reason, **extra}
+
+
+def _booking_details(booking) -> tuple:
+    """What update_context can change on a booking, to tell whether a correction changed it."""
+    return (booking.parent_name, booking.parent_phone, booking.parent_email, booking.special_requirements,
+            tuple((c.name, c.age) for c in booking.children.all()))
 
 
 def join_waitlist(
@@ -817,22 +865,10 @@ TOOLS: dict[str, Callable[..., dict]] = {
 }
 
 
-# Tools offered only where they can apply: fewer schema tokens on every model call. A tool left out is
-# still run if a model asks for it.
-SITUATIONAL: dict[str, Callable[[ToolContext], bool]] = {
-    "manage_tour_booking": lambda ctx: ctx.has_tours or bool(ctx.active.last_booking_id),
-    "check_unread_messages": lambda ctx: ctx.unread,
-    "answer_seat_offer": lambda ctx: ctx.on_a_waitlist,
-}
-
-
-def schemas_for(ctx: ToolContext) -> list[dict]:
-    """The tool schemas for a model call in this turn: every tool but the SITUATIONAL ones that cannot apply."""
-    return [schema for schema in all_schemas() if SITUATIONAL.get(schema["function"]["name"], lambda ctx: True)(ctx)]
-
-
 def all_schemas() -> list[dict]:
-    """`TOOL_SCHEMAS`, built on first use: it needs langchain-core, which takes about a second to import
+    """`TOOL_SCHEMAS`: every tool, in TOOLS' order, offered on every model call of every conversation (a tool that
+    cannot apply says why when called; one stable list lets a provider cache the prompt's prefix). Built on first
+    use: it needs langchain-core, which takes about a second to import
     (a serving process builds them at start-up: `chatbot.warmup`)."""
     if "TOOL_SCHEMAS" not in globals():
         from langchain_core.utils.function_calling import convert_to_openai_tool

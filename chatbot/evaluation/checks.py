@@ -508,12 +508,23 @@ class OneReplyPerTurn:
         return failures
 
 
+@dataclass(frozen=True)
+class TruthfulReplies:
+    """No turn's reply claims a change its turn did not make: booked, moved, cancelled, a call back arranged, a
+    detail changed... without that tool's success in the turn (`chatbot.agent.claims`; the runner lists them per
+    reply as `unbacked`). Applied to every run."""
+
+    def check(self, replies: list[str], world: World, transcript: list[dict] | None = None) -> list[str]:
+        return [f"{claim}: {entry['text'][:160]!r}" for entry in transcript or []
+                if entry["role"] == "concierge" for claim in entry.get("unbacked") or []]
+
+
 def check_told(transcript: list[dict], world: World, told: list) -> list[str]:
     """The checks on what the parent was told, against the concierge's lines of the transcript."""
     replies = [entry["text"] for entry in transcript if entry["role"] == "concierge"]
     failures = []
-    for item in [*told, WellFormed()]:
-        if isinstance(item, OneReplyPerTurn | WellFormed):
+    for item in [*told, WellFormed(), TruthfulReplies()]:
+        if isinstance(item, OneReplyPerTurn | WellFormed | TruthfulReplies):
             failures += item.check(replies, world, transcript)
         else:
             failures += item.check(replies, world)

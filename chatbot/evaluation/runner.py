@@ -25,11 +25,12 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
 
+from chatbot.agent import claims
 from chatbot.evaluation.checks import check_state, check_told, diff, snapshot
 from chatbot.evaluation.parent import FOLLOW_UP, Burst, Respond, SimulatedParent
 from chatbot.evaluation.scenarios import Scenario
 from chatbot.evaluation.world import OtherFamilyCancels, World, build_world, destroy_world
-from chatbot.models import Channel, Message
+from chatbot.models import Channel, Message, ReasoningStep
 from chatbot.services import receive
 
 CHANNEL = Channel.CLI  # no channel observer: nothing is delivered anywhere
@@ -55,9 +56,13 @@ def _replies_since(contact_id: int, after_id: int) -> list[dict]:
     replies = []
     for message in (Message.objects.filter(conversation__contact_id=contact_id, role=Message.Role.ASSISTANT,
                                            pk__gt=after_id).prefetch_related("steps").order_by("pk")):
-        tools = [f"{s.tool_name}({_short_args(s.tool_arguments)})" for s in message.steps.all() if s.kind == "act"]
-        replies.append({"role": "concierge", "text": message.text, "id": message.pk, "model": message.model,
-                        "tools": tools})
+        steps = list(message.steps.all())
+        tools = [f"{s.tool_name}({_short_args(s.tool_arguments)})" for s in steps if s.kind == ReasoningStep.Kind.ACT]
+        entry = {"role": "concierge", "text": message.text, "id": message.pk, "model": message.model, "tools": tools}
+        if any(s.kind == ReasoningStep.Kind.ANSWER for s in steps):  # a turn's reply (not a seat offered meanwhile)
+            observed = [(s.tool_name, s.tool_result) for s in steps if s.kind == ReasoningStep.Kind.OBSERVE]
+            entry["unbacked"] = [str(claim) for claim in claims.unbacked(message.text, observed)]
+        replies.append(entry)
     return replies
 
 

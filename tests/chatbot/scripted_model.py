@@ -19,6 +19,7 @@ class ScriptedModel(CustomLLM):
         super().__init__()
         self.script: list = []
         self.calls: list[list[dict]] = []
+        self.tools: list[list[str]] = []  # per call, the names of the tools offered, in order
 
     def _next(self, messages: list[dict]) -> ModelResponse:
         self.calls.append([dict(m) for m in messages])
@@ -39,12 +40,18 @@ class ScriptedModel(CustomLLM):
         response.usage = Usage(prompt_tokens=100, completion_tokens=10, total_tokens=110)
         return response
 
+    def _offered(self, kwargs: dict) -> None:
+        offered = (kwargs.get("optional_params") or {}).get("tools") or []
+        self.tools.append([t["function"]["name"] for t in offered])
+
     def completion(self, *args, **kwargs) -> ModelResponse:
+        self._offered(kwargs)
         return self._next(kwargs["messages"])
 
     async def acompletion(self, *args, **kwargs) -> ModelResponse:
         if self.script and isinstance(self.script[0], dict) and self.script[0].get("delay"):
             await asyncio.sleep(self.script[0]["delay"])  # a model that takes its time over this step
+        self._offered(kwargs)
         return self._next(kwargs["messages"])
 
 

@@ -23,6 +23,7 @@ from chatbot.evaluation.checks import Booked, Cancelled, Said, check_state, diff
 from chatbot.evaluation.parent import asks_in, parse_options
 from chatbot.evaluation.runner import pass_hat, run_scenario
 from chatbot.evaluation.world import SLUG_PREFIX, Booking, build_world, destroy_world, scenario_days
+from tests.chatbot import scripted_model
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -78,6 +79,16 @@ def test_a_booking_at_a_time_the_parent_never_asked_for_is_a_failure():
     assert "seats on" in failures
     assert "to mention 'Thursday'" in failures
     assert not School.objects.filter(slug__startswith=SLUG_PREFIX).exists()
+
+
+def test_a_reply_that_claims_a_booking_the_turn_did_not_make_fails_the_run(truthful_replies):
+    model = scripted_model.install()
+    model.script = [{"content": "All set: I've booked Mia's tour for Tuesday at 9am."}]
+    with override_settings(LLM_MODEL="scripted/test"):
+        result = run(dataclasses.replace(RICH, id="claims-a-booking", follow_up=False, max_turns=1))
+    assert not result.passed
+    assert any("the reply says booked" in f and "which the turn did not do" in f for f in result.failures)
+    assert [c.kind for c in truthful_replies.take()] == ["booked"]  # the tests' invariant saw it too
 
 
 def test_the_command_reports_a_failing_scenario_and_fail_under_exits(monkeypatch):

@@ -58,9 +58,11 @@ async def test_openai_wire_format(httpserver):
     first, second = (json.loads(request.get_data()) for request, _ in httpserver.log)
     assert httpserver.log[0][0].headers["Authorization"] == "Bearer sk-test-not-a-real-key"
     assert first["model"] == "gpt-4o-mini"
-    assert {t["function"]["name"] for t in first["tools"]} == {  # nothing unread: see schemas_for
-        "check_availability", "book_tour", "manage_tour_booking", "request_callback", "get_faq_answer",
-        "update_context", "join_waitlist", "answer_seat_offer", "check_open_days"}
+    everything = ["check_availability", "book_tour", "manage_tour_booking", "request_callback", "get_faq_answer",
+                  "update_context", "check_unread_messages", "join_waitlist", "answer_seat_offer", "check_open_days"]
+    # every tool on every call, in one order (the tool list is the start of the prompt a provider caches)
+    assert [t["function"]["name"] for t in first["tools"]] == everything
+    assert second["tools"] == first["tools"]
     schema = next(t for t in first["tools"] if t["function"]["name"] == "book_tour")["function"]["parameters"]
     assert "child_age" in schema["properties"]
     assert first["messages"][0]["role"] == "system" and "TODAY:" in first["messages"][0]["content"]

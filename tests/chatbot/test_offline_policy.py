@@ -261,7 +261,7 @@ class FakeSchool:
     def run(self, name: str, args: dict) -> dict:
         return getattr(self, name)(**args)
 
-    def facts(self, unread: int) -> str:
+    def facts(self, unread: int, cycles_left: int | None = None) -> str:
         """The system prompt, its Facts written by the real prompt builder."""
         tours = [slot_fact(dt.date.fromisoformat(t["date"]), t["time"], t["booking_id"], t["child_name"])
                  for t in self.upcoming()]
@@ -271,7 +271,7 @@ class FakeSchool:
                            "dialogue": self.dialogue.as_prompt_dict()})
         now = dt.datetime.combine(TODAY, dt.time(14, 5))
         return "You are the admissions concierge.\n\n" + facts_section(
-            now, "Asia/Singapore", SCHOOL, contact, task, "", unread)
+            now, "Asia/Singapore", SCHOOL, contact, task, "", unread, cycles_left=cycles_left)
 
 
 def offered(school: FakeSchool, slots: list[dict]) -> None:
@@ -305,7 +305,7 @@ class Concierge:
         turn = [{"role": "user", "content": t} for t in texts]
         calls, messages, flows, observed = [], [], set(), []
         for cycle in range(1, 6):
-            messages = [{"role": "system", "content": self.school.facts(unread)}, *self.history, *turn]
+            messages = [{"role": "system", "content": self.school.facts(unread, 6 - cycle)}, *self.history, *turn]
             if cycle > 1 or not unread:  # the plan may not change under the policy's feet within a turn
                 flows.add(Turn(read(messages), set(TOOL_NAMES)).flow)
                 assert len(flows) == 1, f"the flow changed within a turn: {flows}"
@@ -954,13 +954,15 @@ async def test_faq_mid_booking_continues_from_active_task_alone():
 # --- 13. caps and message handling -------------------------------------------------------------------------
 
 
-def _facts_message(unread: int = 0) -> dict:
-    return {"role": "system", "content": FakeSchool().facts(unread)}
+def _facts_message(unread: int = 0, cycles_left: int | None = None) -> dict:
+    return {"role": "system", "content": FakeSchool().facts(unread, cycles_left)}
 
 
-async def test_answers_in_the_last_cycle_even_with_work_left():
+@pytest.mark.parametrize("cycles_left", [1, 2])
+async def test_answers_in_the_last_cycle_the_facts_give_even_with_work_left(cycles_left):
     call = {"id": "c", "type": "function", "function": {"name": "get_faq_answer", "arguments": '{"question": "x"}'}}
-    messages = [_facts_message(), {"role": "user", "content": "I'd like a tour for Mia, 5, and do you provide lunch?"}]
+    messages = [_facts_message(cycles_left=cycles_left),
+                {"role": "user", "content": "I'd like a tour for Mia, 5, and do you provide lunch?"}]
     for index in range(4):
         messages += [
             {"role": "assistant", "content": None, "tool_calls": [{**call, "id": f"c{index}"}]},
@@ -968,7 +970,19 @@ async def test_answers_in_the_last_cycle_even_with_work_left():
              "content": '{"status": "no_match"}'},
         ]
     response = await litellm.acompletion(model="offline/policy", messages=messages, tools=TOOLS)
-    assert not response.choices[0].message.tool_calls and response.choices[0].message.content
+    message = response.choices[0].message
+    if cycles_left == 1:  # the budget, not a count of its own, ends the turn
+        assert not message.tool_calls and message.content
+    else:
+        assert message.tool_calls, "a call left after this one: the work goes on"
+
+
+async def test_a_first_call_that_is_also_the_last_asks_for_what_it_needs():
+    messages = [_facts_message(cycles_left=1), {"role": "user", "content": "I'd like to book a tour for my son"}]
+    response = await litellm.acompletion(model="offline/policy", messages=messages, tools=TOOLS)
+    message = response.choices[0].message
+    assert not message.tool_calls
+    assert "name" in message.content and "how old" in message.content.lower()
 
 
 async def test_without_tools_it_only_talks():

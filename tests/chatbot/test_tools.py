@@ -76,6 +76,43 @@ def test_a_correction_by_reference_fixes_a_tour_booked_in_an_earlier_chat(ctx, n
     assert "child_name" not in ctx.active.collected  # not a detail of a booking being collected
 
 
+def test_a_booked_tours_date_is_not_changed_by_update_context_and_the_result_says_so(ctx, next_weekday, school,
+                                                                                       contact):
+    tuesday, friday = next_weekday(school, 1), next_weekday(school, 4)
+    booking = _earlier_booking(school, contact, tuesday)
+    for by_reference in (booking.reference, None):  # named, or the tour booked in this chat
+        ctx.active.last_booking_id = booking.reference
+        result = call(ctx, "update_context", field_to_update="preferred_date", new_value=friday.isoformat(),
+                      booking_id=by_reference)
+        booking.refresh_from_db()
+        assert booking.local_start.date() == tuesday
+        assert result["status"] == "not_changed" and result["use"] == "manage_tour_booking"
+        assert result["booking_id"] == booking.reference and "Nothing was changed" in result["reason"]
+        assert "preferred_date" not in ctx.active.collected
+
+
+def test_update_context_says_where_a_value_went_and_nothing_when_it_was_so_already(ctx, next_weekday, school,
+                                                                                  contact):
+    result = call(ctx, "update_context", field_to_update="child_name", new_value="Mia")
+    assert (result["status"], result["saved_to"]) == ("updated", ["collected"])
+    assert call(ctx, "update_context", field_to_update="child_name", new_value="Mia")["status"] == "not_changed"
+
+    booking = _earlier_booking(school, contact, next_weekday(school, 1))
+    result = call(ctx, "update_context", field_to_update="parent_phone", new_value="+6591234567",
+                  booking_id=booking.reference)
+    assert result["status"] == "not_changed", "the tour has that number already"
+    result = call(ctx, "update_context", field_to_update="parent_phone", new_value="+6598765432",
+                  booking_id=booking.reference)
+    booking.refresh_from_db()
+    assert booking.parent_phone == "+6598765432"
+    assert result["saved_to"] == [f"booking {booking.reference}"] and result["booking_updated"] == booking.reference
+
+    result = call(ctx, "update_context", field_to_update="preferred_name", new_value="Jonny")
+    contact.refresh_from_db()
+    assert (result["status"], result["saved_to"], contact.preferred_name) == ("updated", ["contact"], "Jonny")
+    assert call(ctx, "update_context", field_to_update="preferred_name", new_value="Jonny")["status"] == "not_changed"
+
+
 def test_a_correction_by_reference_cannot_touch_someone_elses_tour(ctx, next_weekday, school):
     theirs = _earlier_booking(school, ContactFactory(school=school), next_weekday(school, 1))
     result = call(ctx, "update_context", field_to_update="child_name", new_value="Miah",
@@ -265,38 +302,35 @@ def test_an_unreadable_date_of_birth_is_refused_with_a_sentence(ctx):
 
 
 def test_the_prompt_shows_a_returning_familys_children(ctx, next_weekday, school, contact):
-    from chatbot.agent.prompt import _contact_facts
+    from chatbot.agent.prompt import contact_facts
 
     bookings.book_tour(school=school, contact=contact, parent_name="Jon", parent_phone="+6591234567",
                        children=[bookings.ChildDetails("Leo", 5), bookings.ChildDetails("Mia")],
                        local_date=next_weekday(school, 1), local_time=dt.time(9))
-    facts = _contact_facts(contact)
+    facts = contact_facts(contact)
     assert facts["children"] == ["Leo (5)", "Mia"]
     assert facts["upcoming_tours"][0].endswith("Leo and Mia")
 
 
-def _offered(school, contact, text: str) -> tuple[set[str], tools.ToolContext]:
-    """The tools a model is offered on the first call of a turn for `text`, as the turn's first read sees it."""
-    from chatbot.services import _open_turn
+def test_every_model_call_of_every_conversation_is_offered_every_tool_in_one_order(school, contact, next_weekday):
+    model = scripted_model.install()
+    model.script = [{"tool_calls": [("check_availability", {})]}, {"content": "Here are the slots."},
+                    {"content": "Grandma is welcome too."}]
+    with override_settings(LLM_MODEL="scripted/test"):
+        async_to_sync(receive)(school=school, contact=contact, channel="web", text="Hi, any tours next week?")
+        bookings.book_tour(school=school, contact=contact, parent_name="Mei Tan", parent_phone="+6591234567",
+                           child_name="Ana", child_age=4, local_date=next_weekday(school, 3), local_time=dt.time(9))
+        async_to_sync(receive)(school=school, contact=contact, channel="web", text="can we also bring grandma?")
+    assert len(model.tools) == 3
+    assert all(offered == model.tools[0] for offered in model.tools)  # a new parent, a tool round, a booked one
+    assert model.tools[0] == list(tools.TOOLS)
 
-    MessageFactory(conversation=current_conversation(school, contact, "web"), role=Message.Role.USER, text=text)
-    turn = _open_turn(contact.school_id, contact.pk).turn
-    return {s["function"]["name"] for s in tools.schemas_for(turn.ctx)}, turn.ctx
 
-
-def test_the_model_is_offered_only_the_tools_that_can_apply(school, contact, next_weekday):
-    always = {"check_availability", "book_tour", "request_callback", "get_faq_answer", "update_context",
-              "join_waitlist", "check_open_days"}
-    offered, ctx = _offered(school, contact, "Hi, can we see the school next week?")
-    assert offered == always, "no tour to move, not on a waitlist, nothing unread"
-    ctx.unread = True
-    assert "check_unread_messages" in {s["function"]["name"] for s in tools.schemas_for(ctx)}
-
-    other = ContactFactory(school=school)
-    offered, _ = _offered(school, other, "please cancel t-7kq3xm")  # a reference quoted: it may be theirs
-    assert "manage_tour_booking" in offered
-
-    bookings.book_tour(school=school, contact=contact, parent_name="Mei Tan", parent_phone="+6591234567",
-                       child_name="Ana", child_age=4, local_date=next_weekday(school, 3), local_time=dt.time(9))
-    offered, _ = _offered(school, contact, "can we also bring grandma?")
-    assert offered == always | {"manage_tour_booking"}
+def test_a_tool_that_cannot_apply_says_why(ctx):
+    result = call(ctx, "manage_tour_booking", booking_id="", action="reschedule")
+    assert result["status"] == "error" and result["code"] == "no_upcoming_tours"
+    assert result["your_bookings"] == [] and result["suggest"] == "book_tour"
+    result = call(ctx, "manage_tour_booking", booking_id="T-7KQ3XM", action="cancel")
+    assert result["status"] == "error" and result["suggest"] == "book_tour" and "T-7KQ3XM" in result["message"]
+    assert call(ctx, "check_unread_messages") == {"has_unread": False, "messages": []}
+    assert call(ctx, "answer_seat_offer", answer="accept")["status"] == "error"

@@ -42,6 +42,12 @@ class Conversation:
     steps: list[ToolStep] = field(default_factory=list)
     language: str = "en"  # the language to answer in (LANGUAGE)
     cycles: int = 0  # assistant tool-call messages already sent this turn
+    cycles_left: int | None = None  # CYCLES_LEFT: this call and those after it in the turn (None: not stated)
+
+    @property
+    def last_call(self) -> bool:
+        """Whether this call must answer in text: the turn's budget (CYCLES_LEFT) ends with it."""
+        return self.cycles_left is not None and self.cycles_left <= 1
 
     @property
     def collected(self) -> dict:
@@ -230,5 +236,6 @@ def read(messages: list[dict]) -> Conversation:
         turn_texts=turn_texts,
         steps=steps,
         cycles=cycles,
+        cycles_left=_int(facts["CYCLES_LEFT"]) if "CYCLES_LEFT" in facts else None,
         language=facts.get("LANGUAGE") or "en",
     )

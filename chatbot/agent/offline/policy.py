@@ -35,7 +35,6 @@ from chatbot.agent.offline.understanding import (
 )
 from chatbot.agent.offline.when import When
 
-MAX_CYCLES = 5  # the loop's limit; the last cycle is always an answer
 CHILD_FIELDS = ("child_name", "child_age", "children", "preferred_date", "preferred_time", "special_requirements")
 FLOW_INTENTS = ("cancel", "reschedule", "callback", "book")
 TASK_FLOWS = {
@@ -382,8 +381,10 @@ class Turn:
             return "refuse"
         if "keep" in intents:
             return "book" if "book" in intents else "keep"
-        # the answer to a seat held from a waitlist, however long the message (in a new chat: CONTACT.seat_offer)
-        if "seat_offer" in self.asked or (self.conv.contact.get("seat_offer") and not self.state.asked):
+        # the answer to a seat held from a waitlist, however long the message (in a new chat: CONTACT.seat_offer,
+        # which is gone from the facts once answered this turn)
+        offered = self.conv.contact.get("seat_offer") and not self.state.asked
+        if "seat_offer" in self.asked or offered or self.conv.called("answer_seat_offer"):
             said = " ".join(self.conv.turn_texts)
             if "no" in intents or NO.match(said):
                 return "decline_offer"
@@ -748,7 +749,7 @@ class Turn:
         return [c for c in calls if c.name in self.tools and not self.conv.called(c.name, None if once else c.args)]
 
     def decide(self) -> Decision:
-        if self.conv.cycles < MAX_CYCLES - 1:
+        if not self.conv.last_call:  # CYCLES_LEFT: 1 is the turn's last call, answered in text
             stages = [(self._unread, True)]
             if self.flow != "refuse":
                 stages += [(self._info, False), (self._main, True), (self._then, True), (self._follow_up, True)]

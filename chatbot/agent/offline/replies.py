@@ -260,7 +260,9 @@ def _callback_offer() -> str:
 
 
 def corrected(result: dict, today: dt.date) -> str:
-    """Acknowledge an update_context result."""
+    """Acknowledge an update_context result: only what it changed."""
+    if result.get("status") == "not_changed" and not result.get("use"):
+        return ""  # it was so already: nothing to say about it
     if result.get("status") != "updated":
         return rule_message(result, _("Sorry, I couldn't update that."), today)
     field = str(result.get("field") or "")
@@ -689,6 +691,8 @@ def which_tour(tours: list[dict], action: str, today: dt.date) -> str:
 
 
 def manage_error(result: dict, action: str, today: dt.date) -> str:
+    if result.get("code") == "no_upcoming_tours":  # nothing to move or cancel
+        return no_bookings()
     message = rule_message(result, _("Sorry, I couldn't change that booking."), today)
     alternatives = result.get("alternatives") or []
     if alternatives and action == "reschedule":  # the new slot is full, closed...: offer the open ones

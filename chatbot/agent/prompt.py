@@ -128,9 +128,22 @@ def _context_facts(context: dict, upcoming: set[str]) -> dict:
         facts["last_tour"] = slot_fact(dt.date.fromisoformat(context["tour_scheduled_date"]),
                                        context.get("tour_scheduled_time", ""), reference, context.get("tour_status"))
     if context.get("callback_requested"):
-        facts["callback_requested"] = " ".join(filter(None, [context.get("callback_date"),
-                                                             context.get("callback_preference")]))
+        facts["callback_requested"] = _callback_fact(context)
     return _present(facts)
+
+
+def _callback_fact(context: dict) -> str:
+    """The call back still to make, so a model can change it: "Mon 2026-11-30 17:00-18:00 C-WUC3X6 evening"
+    (its local day, window and reference, then how the parent put it); a context written before call backs
+    had windows gives its date and best time."""
+    window, reference = context.get("callback_window"), context.get("callback_id")
+    try:
+        day = dt.date.fromisoformat(str(context.get("callback_date")))
+    except ValueError:
+        day = None
+    if day and window:
+        return slot_fact(day, window, reference, context.get("callback_preference"))
+    return " ".join(filter(None, [context.get("callback_date"), context.get("callback_preference")]))
 
 
 def _contact_facts(contact: Contact) -> dict:

@@ -652,13 +652,15 @@ def manage_callback(callback_id: str, action: str, new_time: str | None = None) 
     if verb not in ("reschedule", "cancel"):
         return _error(f"Unknown action “{action}”: use \"reschedule\" or \"cancel\".")
     if not (callback_id or "").strip():
-        return {"status": "missing_fields", "missing": ["callback_id"], "your_callbacks": _your_callbacks(ctx.contact)}
+        return {"status": "missing_fields", "missing": ["callback_id"], "action": verb,
+                "your_callbacks": _your_callbacks(ctx.contact)}
     callback = booking_selectors.contact_callback(ctx.contact, callback_id)
     if callback is None:
         reference = booking_selectors.normalise_reference(callback_id, "C")
-        return _error(f"No call back {reference} found for you.", your_callbacks=_your_callbacks(ctx.contact))
+        return _error(f"No call back {reference} found for you.", action=verb,
+                      your_callbacks=_your_callbacks(ctx.contact))
     if verb == "reschedule" and not (new_time or "").strip():
-        return {"status": "missing_fields", "missing": ["new_time"], "callback_id": callback.reference,
+        return {"status": "missing_fields", "missing": ["new_time"], "action": verb, "callback_id": callback.reference,
                 "details": _callback_details(callback)}
     before = _callback_details(callback)
     try:
@@ -672,7 +674,7 @@ def manage_callback(callback_id: str, action: str, new_time: str | None = None) 
         moved = callbacks.reschedule_callback(callback=callback, call_time=read_call_time(new_time, ctx.today),
                                               now=ctx.now)
     except BookingError as exc:
-        return {**_booking_error(exc), "callback_id": callback.reference,
+        return {**_booking_error(exc), "action": verb, "callback_id": callback.reference,
                 "your_callbacks": _your_callbacks(ctx.contact)}
     ctx.active.task_type = ""
     details, moved_from = _callback_details(moved), _callback_moved(moved)

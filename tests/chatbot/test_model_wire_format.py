@@ -59,8 +59,8 @@ async def test_openai_wire_format(httpserver):
     assert httpserver.log[0][0].headers["Authorization"] == "Bearer sk-test-not-a-real-key"
     assert first["model"] == "gpt-4o-mini"
     assert {t["function"]["name"] for t in first["tools"]} == {  # nothing unread: see schemas_for
-        "check_availability", "book_tour", "manage_tour_booking", "request_callback", "get_faq_answer",
-        "update_context", "join_waitlist", "answer_seat_offer", "check_open_days"}
+        "check_availability", "book_tour", "manage_tour_booking", "request_callback", "manage_callback",
+        "get_faq_answer", "update_context", "join_waitlist", "answer_seat_offer", "check_open_days"}
     schema = next(t for t in first["tools"] if t["function"]["name"] == "book_tour")["function"]["parameters"]
     assert "child_age" in schema["properties"]
     assert first["messages"][0]["role"] == "system" and "TODAY:" in first["messages"][0]["content"]

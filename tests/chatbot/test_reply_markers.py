@@ -109,6 +109,23 @@ REPLIES = {
     "callback_done_plain": lambda: r.callback_done({"callback_id": "C-CB1234", "details": {
         "best_time_to_call": "anytime"}}, TODAY),
     "callback_failed": r.callback_failed,
+    "callback_moved_on": lambda: r.callback_done({"callback_id": "C-CB1234", "details": {**CALLBACK, "topic": "fees"},
+                                                  "moved_from": MOVED}, TODAY),
+    "callback_rescheduled": lambda: r.callback_managed({"status": "success", "action": "rescheduled",
+                                                        "callback_id": "C-CB1234", "details": CALLBACK,
+                                                        "moved_from": MOVED}, TODAY),
+    "callback_cancelled": lambda: r.callback_managed({"status": "success", "action": "cancelled",
+                                                      "callback_id": "C-CB1234", "details": CALLBACK}, TODAY),
+    "callback_new_time": lambda: r.callback_managed({"status": "missing_fields", "missing": ["new_time"],
+                                                     "callback_id": "C-CB1234", "details": CALLBACK}, TODAY),
+    "callback_which": lambda: r.callback_managed({"status": "missing_fields", "missing": ["callback_id"],
+                                                  "action": "reschedule", "your_callbacks": [
+                                                      {"callback_id": "C-CB1234", "due_date": "2026-11-30",
+                                                       "window": "17:00-18:00"},
+                                                      {"callback_id": "C-CB5678", "due_date": "2026-12-01",
+                                                       "window": "09:00-12:00"}]}, TODAY),
+    "callback_none": lambda: r.callback_managed({"status": "error", "message": "Sorry, I couldn't change that "
+                                                 "call back.", "your_callbacks": []}, TODAY),
     "ask_callback": lambda: r.ask_callback(["parent_name", "parent_phone", "best_time_to_call"], True),
     "ask_callback_later": lambda: r.ask_callback(["parent_phone", "best_time_to_call"], False),
     "read_back": lambda: r.read_back_booking({"read_back": DETAILS}, TODAY),
@@ -166,6 +183,14 @@ REPLIES = {
         **DETAILS, "event": "Open Morning", "duration_minutes": 120}}, TODAY),
 }
 FAMILY = [{"name": "Leo", "age": 5}, {"name": "Mia"}]
+CALLBACK = {"parent_name": "Priya Nair", "parent_phone": "+6591234567", "best_time_to_call": "window",
+            "due_date": "2026-11-30", "window_start": "17:00", "window_end": "18:00"}
+MOVED = {"date": "2026-11-28", "window_start": "17:00", "window_end": "18:00", "reasons": [
+    {"code": "closed_weekday", "template": "The school is closed on %(weekday)s.", "params": {"weekday": "2026-11-28"}},
+    {"code": "outside_calling_hours", "template": "We make calls between %(opens)s and %(closes)s.",
+     "params": {"opens": "09:00", "closes": "18:00"}},
+    {"code": "now_due", "template": "The call is now due on %(date)s between %(start)s and %(end)s.",
+     "params": {"date": "2026-11-30", "start": "17:00", "end": "18:00"}}]}
 LANGUAGES = ["zh-hans", "ms", "ta"]
 # Latin words a Chinese or Tamil reply may carry: names, places and e-mails from the data, and the tool's own
 # messages (tools answer in English; replies quote them).

@@ -276,8 +276,8 @@ def _offered(school, contact, text: str) -> tuple[set[str], tools.ToolContext]:
 
 
 def test_the_model_is_offered_only_the_tools_that_can_apply(school, contact, next_weekday):
-    always = {"check_availability", "book_tour", "request_callback", "get_faq_answer", "update_context",
-              "join_waitlist", "check_open_days"}
+    always = {"check_availability", "book_tour", "request_callback", "manage_callback", "get_faq_answer",
+              "update_context", "join_waitlist", "check_open_days"}
     offered, ctx = _offered(school, contact, "Hi, can we see the school next week?")
     assert offered == always, "no tour to move, not on a waitlist, nothing unread"
     ctx.unread = True

@@ -8,6 +8,7 @@ Every test passes an explicit `now`. The factory school is closed on Saturdays a
 import datetime as dt
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from bookings import callbacks
@@ -321,3 +322,18 @@ def test_a_contact_finds_only_its_own_call_backs(school, contact, tuesday):
     assert contact_callback(contact, mine.reference.lower().replace("-", " ")) == mine
     assert contact_callback(contact, theirs.reference) is None
     assert contact_callback(stranger, mine.reference) is None
+
+
+# --- the staff console ------------------------------------------------------------------------------
+
+
+def test_the_staff_console_shows_the_window_in_the_schools_zone(db, client, next_weekday):
+    auckland = SchoolFactory(time_zone="Pacific/Auckland")
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+    friday = next_weekday(auckland, FRIDAY)
+    cb = callback(auckland, ContactFactory(school=auckland), now=at(auckland, friday, dt.time(9)),
+                  best_time="evening", due_date=friday + dt.timedelta(days=1))
+    listing = client.get(reverse("admin:bookings_callbackrequest_changelist")).content.decode()
+    assert 'title="Pacific/Auckland">17:00&ndash;18:00 NZ' in listing  # NZDT or NZST: the school's zone
+    page = client.get(reverse("admin:bookings_callbackrequest_change", args=[cb.pk])).content.decode()
+    assert "The school is closed on Saturdays." in page and "17:00&ndash;18:00" in page

@@ -261,7 +261,8 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
         found.add("reschedule" if soft and moving else "cancel")
     if lx.RESCHEDULE.search(sentence):
         found.add("reschedule")
-    if lx.CALLBACK.search(sentence) or lx.CALLBACK_REF.search(sentence):
+    if any(pattern.search(sentence) for pattern in (lx.CALLBACK, lx.CALLBACK_REF, lx.CALLBACK_CANCEL,
+                                                    lx.CALLBACK_CHANGE)):
         found |= _callback_intents(sentence, found)
     if lx.OPEN_DAY.search(sentence):
         found.add("open_day")

@@ -159,7 +159,8 @@ def _closed_reason(school: School, day: dt.date, closures: dict[dt.date, str]) -
 
 def is_open_for_calls(school: School, day: dt.date) -> bool:
     """Whether admissions call on that local day (not a closed weekday, not a closure)."""
-    return _closed_reason(school, day, _closed_days(school, day)) is None
+    closures = dict(SchoolClosure.objects.filter(school=school, date=day).values_list("date", "reason"))
+    return _closed_reason(school, day, closures) is None
 
 
 def place_call(school: School, call_time: CallTime, *, now: dt.datetime | None = None) -> CallPlan:

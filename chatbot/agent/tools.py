@@ -669,7 +669,7 @@ def manage_callback(callback_id: str, action: str, new_time: str | None = None) 
             ctx.active.task_type = ""
             return {"status": "success", "action": "cancelled", "callback_id": cancelled.reference,
                     "details": _callback_details(cancelled),
-                    "message": f"The call back due {describe_date(cancelled.due_date)} between "
+                    "message": f"The call back due on {describe_date(cancelled.due_date)} between "
                                f"{before['window_start']} and {before['window_end']} is cancelled: nobody will call."}
         moved = callbacks.reschedule_callback(callback=callback, call_time=read_call_time(new_time, ctx.today),
                                               now=ctx.now)

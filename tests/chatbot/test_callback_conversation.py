@@ -101,3 +101,36 @@ def test_cancelling_without_a_callback_says_there_is_none(school):
     reply = parent.say("cancel my callback please")
     assert "couldn't find an open call back" in reply, reply
     assert not parent.callbacks().exists()
+
+
+def test_a_change_without_a_time_asks_for_it_then_moves_the_same_callback(school):
+    tuesday = coming(school, TUESDAY)
+    wednesday = tuesday + dt.timedelta(days=1)
+    with time_machine.travel(dt.datetime.combine(tuesday, dt.time(10), school.tz), tick=True):
+        parent = Parent(school)
+        parent.say("Could you call me back tomorrow afternoon? Ana Lim, 91234567")
+        callback = parent.callbacks().get()
+        asked = parent.say("I need to change my call back")
+        callback.refresh_from_db()
+        assert "good time to call you" in asked and callback.window_start == dt.time(12), asked
+        reply = parent.say("tomorrow at 3pm")
+    callback.refresh_from_db()
+    assert parent.callbacks().count() == 1
+    assert (callback.due_date, callback.window_start, callback.window_end) == (wednesday, dt.time(15),
+                                                                               dt.time(15, 30))
+    assert callback.best_time == "specific" and callback.reference in reply
+    assert f"{spoken(wednesday)} between 15:00 and 15:30" in reply, reply
+
+
+def test_someone_elses_callback_reference_changes_nothing(school):
+    tuesday = coming(school, TUESDAY)
+    with time_machine.travel(dt.datetime.combine(tuesday, dt.time(10), school.tz), tick=True):
+        other = Parent(school)
+        other.say("Please call me back tomorrow morning. I'm Bo Tan, 98765432")
+        theirs = other.callbacks().get()
+        parent = Parent(school)
+        reply = parent.say(f"please change my callback {theirs.reference} to tomorrow evening")
+    theirs.refresh_from_db()
+    assert (theirs.status, theirs.window_start) == ("open", dt.time(9))
+    assert f"No call back {theirs.reference} found for you." in reply, reply
+    assert not parent.callbacks().exists()

@@ -24,7 +24,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from adminpanel import schooltime, selectors
 from adminpanel.forms import CancelTourForm, RescheduleTourForm
 from adminpanel.services import notify_parent, record_history
-from bookings import services
+from bookings import callbacks, services
 from bookings.models import CallbackRequest, School, TourBooking
 from config.logging import mask_phone
 from crm.identity import format_phone
@@ -216,7 +216,7 @@ def callback_assign_view(request, pk: int, site):
         return HttpResponseNotAllowed(["POST"])
     _require(request, "bookings.change_callbackrequest")
     callback = get_object_or_404(CallbackRequest, pk=pk)
-    services.assign_callback(callback=callback, user=request.user)
+    callbacks.assign_callback(callback=callback, user=request.user)
     record_history(request.user, callback, f"Assigned to {request.user.get_username()} on the desk.")
     messages.success(request, f"Callback {callback.reference} ({callback.parent_name}) is yours.")
     return _back(request)
@@ -228,7 +228,7 @@ def callback_done_view(request, pk: int, site):
     _require(request, "bookings.change_callbackrequest")
     callback = get_object_or_404(CallbackRequest.objects.select_related("contact"), pk=pk)
     try:
-        services.complete_callback(callback=callback, user=request.user)
+        callbacks.complete_callback(callback=callback, user=request.user)
     except services.BookingError as exc:
         messages.error(request, exc.message)
     else:

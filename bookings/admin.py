@@ -17,8 +17,8 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from adminpanel.records import ReadOnlyMixin
-from adminpanel.schooltime import SchoolTimeAdmin, show, time_column
-from bookings import services, waitlist
+from adminpanel.schooltime import SchoolTimeAdmin, show, time_column, zone_label
+from bookings import callbacks, services, waitlist
 from bookings.models import (
     WEEKDAY_NAMES,
     BookingChild,
@@ -71,7 +71,8 @@ class SchoolAdmin(admin.ModelAdmin):
         (None, {"fields": ("name", "slug", "is_active", "address", "contact_email", "contact_phone")}),
         ("Tours", {
             "fields": ("time_zone", "tour_start_times", "tour_duration_minutes", "seats_per_tour",
-                       "max_people_per_booking", "max_advance_days", "min_notice_hours", "closed_weekdays"),
+                       "max_people_per_booking", "max_advance_days", "min_notice_hours", "closed_weekdays",
+                       "calling_hours_start", "calling_hours_end"),
             "description": "A seat on a tour is one family: one booking takes one seat, with all its children. "
                            "Cap how many people a family may bring with “max people per booking”.",
         }),
@@ -399,7 +400,7 @@ class CallbackRequestAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     """Those who handle callbacks (change permission: Admissions) see the number in full, with a click-to-call
     link; anyone who may only read them sees it masked."""
 
-    list_display = ("reference", "due_date", "best_time", "specific_time_local", "parent_name", "masked_phone",
+    list_display = ("reference", "due_date", "call_window", "best_time", "parent_name", "masked_phone",
                     "school", "status", "assigned_to", "requested_at")
     list_filter = ("status", "best_time", "school", "due_date")
     search_fields = ("=reference", "parent_name", "parent_phone", "topic")
@@ -407,13 +408,27 @@ class CallbackRequestAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     list_select_related = ("school", "assigned_to")
     actions = ("assign_to_me", "mark_done")
     fields = ("reference", "status", "school", "contact", "parent_name", "masked_phone", "best_time",
-              "specific_time_local", "due_date", "topic", "assigned_to", "handled_local", "requested_at")
+              "specific_time_local", "due_date", "call_window", "moved_because", "topic", "assigned_to",
+              "handled_local", "cancelled_local", "requested_at")
     # Only the assignee is edited here: the rest mirrors the CRM activity and changes through the services.
     readonly_fields = ("reference", "status", "school", "contact", "parent_name", "masked_phone", "phone_to_call",
-                       "best_time", "specific_time_local", "due_date", "topic", "handled_local", "requested_at")
+                       "best_time", "specific_time_local", "due_date", "call_window", "moved_because", "topic",
+                       "handled_local", "cancelled_local", "requested_at")
 
     requested_at = time_column("created_at", "Requested at")
     handled_local = time_column("handled_at", "Handled at")
+    cancelled_local = time_column("cancelled_at", "Cancelled at")
+
+    @admin.display(description="Call between (school time)", ordering="window_start")
+    def call_window(self, obj: CallbackRequest) -> str:
+        """The window on its due day, in the school's zone (window times are the school's local times)."""
+        start = dt.datetime.combine(obj.due_date, obj.window_start, obj.school.tz)
+        return format_html('<span title="{}">{}&ndash;{} {}</span>', obj.school.time_zone,
+                           f"{obj.window_start:%H:%M}", f"{obj.window_end:%H:%M}", zone_label(obj.school, start))
+
+    @admin.display(description="Moved from what was asked")
+    def moved_because(self, obj: CallbackRequest) -> str:
+        return (obj.asked_for or {}).get("message") or "-"
 
     def _calls(self, request) -> bool:
         return self.has_change_permission(request)
@@ -450,9 +465,9 @@ class CallbackRequestAdmin(SchoolTimeAdmin, admin.ModelAdmin):
     @admin.action(description="Assign selected callbacks to me")
     def assign_to_me(self, request, queryset: QuerySet[CallbackRequest]) -> None:
         _run_service(self, request, queryset, "assigned to you",
-                     lambda callback: services.assign_callback(callback=callback, user=request.user))
+                     lambda callback: callbacks.assign_callback(callback=callback, user=request.user))
 
     @admin.action(description="Mark selected callbacks as done")
     def mark_done(self, request, queryset: QuerySet[CallbackRequest]) -> None:
         _run_service(self, request, queryset.filter(status=CallbackRequest.Status.OPEN).select_related("contact"),
-                     "marked done", lambda callback: services.complete_callback(callback=callback, user=request.user))
+                     "marked done", lambda callback: callbacks.complete_callback(callback=callback, user=request.user))

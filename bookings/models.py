@@ -1,5 +1,6 @@
 """Schools and their tour rules, tour slots, tour bookings and callback requests."""
 
+import datetime as dt
 import re
 import secrets
 import zoneinfo
@@ -90,6 +91,11 @@ class School(models.Model):
     closed_weekdays = models.JSONField(
         default=list, blank=True, validators=[validate_weekdays], help_text="0 = Monday ... 6 = Sunday."
     )
+    calling_hours_start = models.TimeField(
+        default=dt.time(9), help_text="Admissions make call backs from this local time, on the days the school is "
+                                      "open (not its closed weekdays or closures).",
+    )
+    calling_hours_end = models.TimeField(default=dt.time(18), help_text="...and until this local time.")
     chatwoot_inbox_ids = models.JSONField(
         default=list, blank=True, validators=[validate_id_list], help_text="Chatwoot inbox ids that route here."
     )
@@ -121,6 +127,8 @@ class School(models.Model):
             models.CheckConstraint(condition=Q(tour_duration_minutes__gte=1), name="school_duration_positive"),
             models.CheckConstraint(condition=Q(max_people_per_booking__isnull=True) | Q(max_people_per_booking__gte=2),
                                    name="school_max_people_at_least_two"),
+            models.CheckConstraint(condition=Q(calling_hours_start__lt=F("calling_hours_end")),
+                                   name="school_calling_hours_ordered"),
         ]
 
     def __str__(self) -> str:
@@ -322,16 +330,23 @@ class TourBookingMove(models.Model):
 
 
 class CallbackRequest(models.Model):
+    """A call admissions owe a parent: due on a local day the school is open, within a window of its calling
+    hours (`window_start`-`window_end`, the school's local times). `best_time` says how the parent put it; the
+    window is what staff work to. When the school moved it (a closed day, outside calling hours, already past),
+    `asked_for` keeps what the parent asked for and why it moved."""
+
     class BestTime(models.TextChoices):
         MORNING = "morning", "Morning"
         AFTERNOON = "afternoon", "Afternoon"
         EVENING = "evening", "Evening"
         ANYTIME = "anytime", "Any time"
         SPECIFIC = "specific", "A specific time"
+        WINDOW = "window", "A time window (after, before or between times)"
 
     class Status(models.TextChoices):
         OPEN = "open", "Open"
         DONE = "done", "Done"
+        CANCELLED = "cancelled", "Cancelled by the parent"
 
     reference = models.CharField(max_length=16, unique=True, editable=False)
     school = models.ForeignKey(School, on_delete=models.PROTECT, related_name="callbacks")
@@ -341,24 +356,41 @@ class CallbackRequest(models.Model):
     best_time = models.CharField(max_length=16, choices=BestTime.choices, default=BestTime.ANYTIME)
     specific_time = models.TimeField(null=True, blank=True)
     topic = models.CharField(max_length=500, blank=True)
-    due_date = models.DateField()
-    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN, db_index=True)
+    due_date = models.DateField(help_text="The school's local day the call is due.")
+    window_start = models.TimeField(default=dt.time(9), help_text="Call from this local time (the school's zone).")
+    window_end = models.TimeField(default=dt.time(18), help_text="Call before this local time (the school's zone).")
+    asked_for = models.JSONField(
+        default=dict, blank=True,
+        help_text="When the call is due at another time than the parent asked: what they asked for "
+                  "(date, window_start, window_end) and why it moved (reason, message).",
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN, db_index=True)
     assigned_to = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="callbacks"
     )
     handled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["due_date", "created_at"]
+        ordering = ["due_date", "window_start", "created_at"]
+        constraints = [
+            models.CheckConstraint(condition=Q(window_start__lt=F("window_end")), name="callback_window_ordered"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.reference} {self.parent_name} ({self.get_best_time_display()})"
+        return f"{self.reference} {self.parent_name} ({self.window_label})"
 
     def save(self, *args, **kwargs) -> None:
         if not self.reference:
             self.reference = new_reference("C")
         super().save(*args, **kwargs)
+
+    @property
+    def window_label(self) -> str:
+        """"Mon 30 Nov 2026, 17:00-18:00": the day and window, in the school's local time."""
+        return f"{self.due_date:%a %d %b %Y}, {self.window_start:%H:%M}-{self.window_end:%H:%M}"
 
 
 class OpenDayManager(models.Manager):

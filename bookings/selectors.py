@@ -44,6 +44,15 @@ def open_callbacks(contact) -> QuerySet[CallbackRequest]:
     return CallbackRequest.objects.filter(contact=contact, status=CallbackRequest.Status.OPEN)
 
 
+def contact_callback(contact, reference: str) -> CallbackRequest | None:
+    """The contact's own call back by reference ("C-WUC3X6", "c wuc3x6", "WUC3X6"), whatever its status.
+
+    Someone else's call back is simply "not found": its existence is not revealed.
+    """
+    return (CallbackRequest.objects.select_related("school", "contact")
+            .filter(contact=contact, reference=normalise_reference(reference, "C")).first())
+
+
 def seats_gone_and_closures(school, start: dt.date, end: dt.date) -> tuple[dict[dt.datetime, tuple[int, int]],
                                                                             set[dt.date]]:
     """What `bookings.services.available_slots` reads, in one prepared statement (it runs in most turns): the

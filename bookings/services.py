@@ -1,4 +1,4 @@
-"""The booking rules and the only functions that change tours and callbacks.
+"""The booking rules and the only functions that change tours (call backs: bookings.callbacks).
 
 The agent's tools, the admin desk and the seed command all call these, so a
 rule lives in one place. Seats are taken inside the booking's transaction by a
@@ -19,7 +19,6 @@ from bookings import selectors, signals
 from bookings.models import (
     WEEKDAY_NAMES,
     BookingChild,
-    CallbackRequest,
     School,
     SchoolClosure,
     TourBooking,
@@ -565,70 +564,3 @@ def _ensure_changeable(booking: TourBooking, now: dt.datetime | None) -> None:
     if booking.starts_at <= (now or timezone.now()):
         raise BookingError("tour_passed", gettext_noop("The tour %(reference)s has already taken place."),
                            params={"reference": booking.reference})
-
-
-def request_callback(
-    *,
-    school: School,
-    contact,
-    parent_name: str,
-    parent_phone: str,
-    best_time: str = CallbackRequest.BestTime.ANYTIME,
-    specific_time: dt.time | None = None,
-    due_date: dt.date | None = None,
-    topic: str = "",
-    now: dt.datetime | None = None,
-) -> CallbackRequest:
-    """Ask admissions to call a parent back; due on `due_date` or the next working day."""
-    if not (parent_name or "").strip():
-        raise BookingError("missing_fields", "Please tell me your name.", field="parent_name")
-    try:
-        phone = normalise_phone(parent_phone, school.default_phone_region)
-    except InvalidContactDetail as exc:
-        raise BookingError("invalid_phone", exc.message, field="parent_phone") from None
-    if best_time not in CallbackRequest.BestTime.values:
-        raise BookingError("invalid_best_time", gettext_noop("Say morning, afternoon, evening or a time like 3pm."),
-                           field="best_time_to_call")
-    current = local_now(school, now)
-    due = due_date or _next_working_day(school, current)
-    if due < current.date():
-        raise BookingError("past_date", gettext_noop("%(date)s has already passed."), params={"date": due},
-                           field="best_time_to_call")
-    if due > current.date() + dt.timedelta(days=school.max_advance_days):
-        raise BookingError("beyond_window", gettext_noop("We can schedule a call within the next %(days)s days."),
-                           params={"days": school.max_advance_days}, field="best_time_to_call")
-    with transaction.atomic():
-        callback = CallbackRequest.objects.create(
-            school=school, contact=contact, parent_name=parent_name.strip(), parent_phone=phone,
-            best_time=best_time, specific_time=specific_time, due_date=due, topic=(topic or "").strip()[:500],
-        )
-        crm.fill_contact_details(contact, phone=phone, name=parent_name.strip())
-        crm.record_callback_requested(callback)
-    return callback
-
-
-def _next_working_day(school: School, current: dt.datetime) -> dt.date:
-    """Today if the office can still call this afternoon, else the next day the school is open."""
-    day = current.date() if current.hour < 15 else current.date() + dt.timedelta(days=1)
-    closed = set(SchoolClosure.objects.filter(school=school, date__gte=day).values_list("date", flat=True)[:60])
-    while day.weekday() in school.closed_weekdays or day in closed:
-        day += dt.timedelta(days=1)
-    return day
-
-
-def assign_callback(*, callback: CallbackRequest, user) -> CallbackRequest:
-    callback.assigned_to = user
-    callback.save(update_fields=["assigned_to"])
-    return callback
-
-
-def complete_callback(*, callback: CallbackRequest, user) -> CallbackRequest:
-    if callback.status != CallbackRequest.Status.OPEN:
-        raise BookingError("not_open", f"Callback {callback.reference} is already done.")
-    with transaction.atomic():
-        callback.status = CallbackRequest.Status.DONE
-        callback.handled_at = timezone.now()
-        callback.assigned_to = callback.assigned_to or user
-        callback.save(update_fields=["status", "handled_at", "assigned_to"])
-        crm.record_callback_done(callback)
-    return callback

@@ -12,8 +12,7 @@ from django.core.mail import EmailMessage
 from django.utils import translation
 from django.utils.translation import gettext as _
 
-from bookings import services as booking_services
-from bookings import signals, waitlist
+from bookings import callbacks, signals, waitlist
 from bookings.models import TourBooking, WaitlistEntry
 from bookings.services import BookingError
 from chatbot.agent.dialogue import DialogueState
@@ -84,7 +83,7 @@ def _outside_the_window(conversation: Conversation, message: Message, subject: s
             return
     phone = contact.phone
     try:
-        callback = booking_services.request_callback(
+        callback = callbacks.request_callback(
             school=school, contact=contact, parent_name=contact.name or contact.whatsapp_name or phone,
             parent_phone=phone, topic=f"Please tell the family (WhatsApp's 24 hours had passed, no e-mail "
                                       f"address): {message.text}"[:500])

@@ -22,8 +22,10 @@ PERSISTENT_CONTEXT_FIELDS = (
     "tour_booked_at",
     "tour_status",
     "callback_requested",
+    "callback_id",
     "callback_preference",
     "callback_date",
+    "callback_window",
     "callback_requested_at",
     "callback_activity_id",
 )

@@ -57,8 +57,8 @@ def activity_fields(activity: Activity, person_id: int, deal_id: int) -> dict[st
     elif activity.due_date:
         fields["due_date"] = activity.due_date.isoformat()
         callback = activity.callback
-        if callback is not None and callback.specific_time:
-            local = dt.datetime.combine(activity.due_date, callback.specific_time, callback.school.tz)
+        if callback is not None:  # due at the start of its window, in the school's zone
+            local = dt.datetime.combine(activity.due_date, callback.window_start, callback.school.tz)
             utc = local.astimezone(dt.UTC)
             fields["due_date"], fields["due_time"] = utc.date().isoformat(), utc.strftime("%H:%M:%S")
     if activity.duration_minutes:

@@ -314,6 +314,26 @@ def move_deal_stage(deal: Deal, stage: str) -> Deal:
     return deal
 
 
+def _callback_subject(callback) -> str:
+    """"Call back Mei (afternoon, 12:00-17:00)": how the parent put it and the window, in the school's time."""
+    return (f"Call back {callback.parent_name} ({callback.get_best_time_display().lower()}, "
+            f"{callback.window_start:%H:%M}-{callback.window_end:%H:%M})")
+
+
+def _callback_context(callback) -> dict[str, Any]:
+    """The persistent context of a call back still to make (the prompt shows it, so a model can change it)."""
+    return {"callback_requested": True, "callback_id": callback.reference, "callback_preference": callback.best_time,
+            "callback_date": callback.due_date.isoformat(),
+            "callback_window": f"{callback.window_start:%H:%M}-{callback.window_end:%H:%M}"}
+
+
+def _no_callback_context(still_open) -> dict[str, Any]:
+    """The context once a call back is done or cancelled: the one still open, if any, else none requested."""
+    if still_open is not None:
+        return _callback_context(still_open)
+    return {"callback_requested": False, "callback_id": "", "callback_window": ""}
+
+
 def record_callback_requested(callback) -> Activity:
     contact = callback.contact
     contact.refresh_from_db(fields=["context"])
@@ -325,7 +345,7 @@ def record_callback_requested(callback) -> Activity:
         deal=deal,
         contact=contact,
         kind=Activity.Kind.CALLBACK,
-        subject=f"Call back {callback.parent_name} ({callback.get_best_time_display().lower()})",
+        subject=_callback_subject(callback),
         due_date=callback.due_date,
         note=callback.topic,
         callback=callback,
@@ -334,16 +354,37 @@ def record_callback_requested(callback) -> Activity:
         contact,
         parent_preferred_name=contact.context.get("parent_preferred_name") or callback.parent_name,
         parent_preferred_phone=callback.parent_phone,
-        callback_requested=True,
-        callback_preference=callback.best_time,
-        callback_date=callback.due_date.isoformat(),
         callback_requested_at=timezone.now().isoformat(),
+        **_callback_context(callback),
     )
     _queue_pipedrive_sync(contact.pk)
     return activity
 
 
-def record_callback_done(callback) -> None:
+def record_callback_moved(callback) -> None:
+    """The call back's activity follows its new day, window and topic; the context speaks of it."""
+    Activity.objects.filter(callback=callback).update(subject=_callback_subject(callback),
+                                                      due_date=callback.due_date, note=callback.topic,
+                                                      updated_at=timezone.now())
+    update_persistent_context(callback.contact, **_callback_context(callback))
+    _queue_pipedrive_sync(callback.contact_id)
+
+
+def record_callback_cancelled(callback, still_open=None) -> None:
+    """The parent cancelled the call back: its activity is done and says so; the context speaks of `still_open`
+    (another open call back of the contact's) or of none."""
+    activity = Activity.objects.filter(callback=callback).first()
+    if activity:
+        activity.done = True
+        if not activity.subject.startswith(CANCELLED_PREFIX):
+            activity.subject = f"{CANCELLED_PREFIX}{activity.subject}"
+        activity.note = "\n".join(filter(None, [activity.note, "Cancelled by the parent."]))
+        activity.save(update_fields=["done", "subject", "note", "updated_at"])
+    update_persistent_context(callback.contact, **_no_callback_context(still_open))
+    _queue_pipedrive_sync(callback.contact_id)
+
+
+def record_callback_done(callback, still_open=None) -> None:
     Activity.objects.filter(callback=callback).update(done=True, updated_at=timezone.now())
-    update_persistent_context(callback.contact, callback_requested=False)
+    update_persistent_context(callback.contact, **_no_callback_context(still_open))
     _queue_pipedrive_sync(callback.contact_id)

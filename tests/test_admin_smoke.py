@@ -12,8 +12,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
+from bookings.callbacks import request_callback
 from bookings.models import CallbackRequest, TourBooking, TourBookingMove, TourSlot
-from bookings.services import book_tour, request_callback
+from bookings.services import book_tour
 from config.logging import mask_phone
 from crm.models import Activity
 from tests.factories import (

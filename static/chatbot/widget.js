@@ -542,7 +542,7 @@
     row(node, gettext("Name"), block.parent_name);
     row(node, gettext("Phone"), block.parent_phone);
     row(node, gettext("When"),
-      [longDate(block.due_date, block.weekday), block.best_time_to_call].filter(Boolean).join(", "));
+      [longDate(block.due_date, block.weekday), block.window || block.best_time_to_call].filter(Boolean).join(", "));
     row(node, gettext("Topic"), block.topic);
     return node;
   }

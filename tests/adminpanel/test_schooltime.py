@@ -187,7 +187,7 @@ def test_desk_actions_are_in_the_admin_history(admissions_client, admissions, to
 
 
 def test_every_desk_action_writes_who_did_what(admissions_client, admissions, auckland, next_weekday):
-    from bookings.services import request_callback
+    from bookings.callbacks import request_callback
 
     today = book(auckland, next_weekday(auckland, 2), dt.time(9))
     admissions_client.post(reverse("admin:desk_tour_reschedule", args=[today.pk]),

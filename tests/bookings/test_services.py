@@ -16,7 +16,8 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from bookings import services
-from bookings.models import CallbackRequest, TourBooking, TourSlot
+from bookings.callbacks import request_callback
+from bookings.models import TourBooking, TourSlot
 from bookings.selectors import contact_booking, normalise_reference, open_callbacks, upcoming_bookings
 from bookings.services import (
     BookingError,
@@ -29,11 +30,10 @@ from bookings.services import (
     describe_date,
     next_open_slots,
     record_tour_outcome,
-    request_callback,
     reschedule_tour,
 )
 from crm.models import Child
-from tests.factories import ContactFactory, SchoolClosureFactory, SchoolFactory, UserFactory
+from tests.factories import ContactFactory, SchoolClosureFactory, SchoolFactory
 
 NINE, ELEVEN, TWO, FOUR = dt.time(9), dt.time(11), dt.time(14), dt.time(16)
 MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY, SATURDAY, SUNDAY = range(7)
@@ -718,114 +718,6 @@ def test_record_tour_outcome_accepts_only_completed_or_no_show(school, contact, 
     refused("invalid_status", "", record_tour_outcome, booking=booking, status=status)
     booking.refresh_from_db()
     assert booking.status == TourBooking.Status.SCHEDULED
-
-
-# --- callbacks --------------------------------------------------------------------------------
-
-
-def callback(school, contact, *, now, **overrides) -> CallbackRequest:
-    details = {"parent_name": "Mei Lin Tan", "parent_phone": "9123 4567"}
-    details.update(overrides)
-    return request_callback(school=school, contact=contact, now=now, **details)
-
-
-@pytest.mark.parametrize(
-    ("weekday", "hour", "due_weekday", "weeks_later"),
-    [
-        (TUESDAY, 10, TUESDAY, 0),  # morning: the office calls today
-        (TUESDAY, 15, WEDNESDAY, 0),  # from 15:00: tomorrow
-        (FRIDAY, 16, MONDAY, 1),  # Friday afternoon: Monday
-        (SATURDAY, 9, MONDAY, 1),  # weekend: Monday
-        (SUNDAY, 20, MONDAY, 1),
-    ],
-)
-def test_callback_due_date_defaults_to_the_next_working_day(school, contact, next_weekday, weekday, hour,
-                                                            due_weekday, weeks_later):
-    day = next_weekday(school, weekday)
-    now = at(school, day, dt.time(hour))
-    cb = callback(school, contact, now=now)
-    assert cb.due_date.weekday() == due_weekday
-    assert dt.timedelta(0) <= cb.due_date - day < dt.timedelta(days=4)
-    assert cb.status == CallbackRequest.Status.OPEN
-    assert cb.best_time == CallbackRequest.BestTime.ANYTIME
-    assert cb.reference.startswith("C-")
-
-
-def test_callback_due_date_skips_closures(school, contact, next_weekday):
-    friday = next_weekday(school, FRIDAY)
-    monday = friday + dt.timedelta(days=3)
-    SchoolClosureFactory(school=school, date=monday, reason="Holiday")
-    cb = callback(school, contact, now=at(school, friday, dt.time(16)))
-    assert cb.due_date == monday + dt.timedelta(days=1)
-
-
-def test_callback_with_details(school, contact, tuesday, now):
-    cb = callback(school, contact, now=now, parent_name=" Mei ", parent_phone="+65 9123 4567", best_time="specific",
-                  specific_time=dt.time(15, 30), due_date=tuesday, topic="  Fees and bus routes ")
-    cb.refresh_from_db()
-    assert (cb.parent_name, cb.parent_phone, cb.best_time, cb.specific_time, cb.due_date, cb.topic) == (
-        "Mei", "+6591234567", "specific", dt.time(15, 30), tuesday, "Fees and bus routes",
-    )
-
-
-@pytest.mark.parametrize("best_time", ["tomorrow", "3pm", "", "MORNING"])
-def test_callback_invalid_best_time(school, contact, now, best_time):
-    err = refused("invalid_best_time", "best_time_to_call", callback, school=school, contact=contact, now=now,
-                  best_time=best_time)
-    assert "morning" in err.message
-    assert not CallbackRequest.objects.exists()
-
-
-@pytest.mark.parametrize("phone", ["123", "", "not a phone"])
-def test_callback_invalid_phone(school, contact, now, phone):
-    refused("invalid_phone", "parent_phone", callback, school=school, contact=contact, now=now, parent_phone=phone)
-    assert not CallbackRequest.objects.exists()
-
-
-def test_callback_needs_a_name(school, contact, now):
-    refused("missing_fields", "parent_name", callback, school=school, contact=contact, now=now, parent_name=" ")
-
-
-def test_callback_due_date_in_the_past_or_too_far(school, contact, now):
-    today = services.local_now(school, now).date()
-    err = refused("past_date", "best_time_to_call", callback, school=school, contact=contact, now=now,
-                  due_date=today - dt.timedelta(days=1))
-    assert describe_date(today - dt.timedelta(days=1)) in err.message
-    err = refused("beyond_window", "best_time_to_call", callback, school=school, contact=contact, now=now,
-                  due_date=today + dt.timedelta(days=31))
-    assert "30 days" in err.message
-    assert callback(school, contact, now=now, due_date=today + dt.timedelta(days=30)).due_date
-
-
-def test_assign_and_complete_a_callback(school, contact, now):
-    cb = callback(school, contact, now=now)
-    alice, bob = UserFactory(), UserFactory()
-    services.assign_callback(callback=cb, user=alice)
-    cb.refresh_from_db()
-    assert cb.assigned_to == alice and cb.status == CallbackRequest.Status.OPEN
-    services.complete_callback(callback=cb, user=bob)
-    cb.refresh_from_db()
-    assert cb.status == CallbackRequest.Status.DONE
-    assert cb.handled_at is not None
-    assert cb.assigned_to == alice  # whoever it was assigned to keeps it
-    assert list(open_callbacks(contact)) == []
-
-
-def test_completing_an_unassigned_callback_credits_the_user(school, contact, now):
-    cb = callback(school, contact, now=now)
-    bob = UserFactory()
-    services.complete_callback(callback=cb, user=bob)
-    cb.refresh_from_db()
-    assert cb.assigned_to == bob
-
-
-def test_a_done_callback_cannot_be_completed_again(school, contact, now):
-    cb = callback(school, contact, now=now)
-    services.complete_callback(callback=cb, user=UserFactory())
-    with pytest.raises(BookingError) as caught:
-        services.complete_callback(callback=cb, user=UserFactory())
-    assert caught.value.code == "not_open"
-    assert caught.value.message == f"Callback {cb.reference} is already done."
 
 
 # --- property: the seat count never drifts -------------------------------------------------------

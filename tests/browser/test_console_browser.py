@@ -12,7 +12,8 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 from adminpanel.management.commands.seed_demo import Command as SeedDemo
-from bookings.services import book_tour, local_now, request_callback
+from bookings.callbacks import request_callback
+from bookings.services import book_tour, local_now
 from chatbot.models import Conversation
 from tests.adminpanel.conftest import make_conversation
 from tests.browser.conftest import ARTIFACTS

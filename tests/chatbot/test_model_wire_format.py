@@ -58,7 +58,8 @@ async def test_openai_wire_format(httpserver):
     first, second = (json.loads(request.get_data()) for request, _ in httpserver.log)
     assert httpserver.log[0][0].headers["Authorization"] == "Bearer sk-test-not-a-real-key"
     assert first["model"] == "gpt-4o-mini"
-    everything = ["check_availability", "book_tour", "manage_tour_booking", "request_callback", "get_faq_answer",
+    everything = ["check_availability", "book_tour", "manage_tour_booking", "request_callback", "manage_callback",
+                  "get_faq_answer",
                   "update_context", "check_unread_messages", "join_waitlist", "answer_seat_offer", "check_open_days"]
     # every tool on every call, in one order (the tool list is the start of the prompt a provider caches)
     assert [t["function"]["name"] for t in first["tools"]] == everything

@@ -7,8 +7,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from bookings.callbacks import complete_callback, request_callback
 from bookings.models import CallbackRequest, TourBooking
-from bookings.services import book_tour, cancel_tour, complete_callback, record_tour_outcome, request_callback
+from bookings.services import book_tour, cancel_tour, record_tour_outcome
 from bookings.services import reschedule_tour as reschedule
 from crm import services as crm
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
@@ -189,7 +190,7 @@ def test_callback_creates_a_call_activity_and_context(school, blank_contact, tue
     assert activity.kind == Activity.Kind.CALLBACK
     assert activity.callback == cb and activity.deal == deal
     assert activity.due_date == tuesday
-    assert activity.subject == "Call back Mei (afternoon)"
+    assert activity.subject == "Call back Mei (afternoon, 12:00-17:00)"  # the window, in the school's time
     assert activity.note == "Fees"
     assert Contact.objects.get(pk=blank_contact.pk).phone == "+6591234567"
 
@@ -197,6 +198,7 @@ def test_callback_creates_a_call_activity_and_context(school, blank_contact, tue
     assert context["callback_requested"] is True
     assert context["callback_preference"] == "afternoon"
     assert context["callback_date"] == tuesday.isoformat()
+    assert (context["callback_id"], context["callback_window"]) == (cb.reference, "12:00-17:00")
     assert context["parent_preferred_phone"] == "+6591234567"
     assert "callback_requested_at" in context
     assert set(context) <= set(PERSISTENT_CONTEXT_FIELDS)

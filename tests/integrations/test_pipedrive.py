@@ -6,6 +6,7 @@ import time
 import httpx
 import pytest
 
+from bookings import callbacks
 from bookings import services as bookings
 from crm.external.http import PermanentError, TransientError
 from crm.models import Activity, Contact, Deal, FailedTask
@@ -152,9 +153,9 @@ def test_reschedule_and_cancel_update_the_same_activity(school, parent, pipedriv
 
 
 def test_a_callback_becomes_a_call_activity(school, parent, pipedrive):
-    callback = bookings.request_callback(school=school, contact=parent, parent_name="Mei Lin Tan",
-                                         parent_phone="+6591234567", best_time="specific",
-                                         specific_time=dt.time(15, 30), topic="Fees")
+    callback = callbacks.request_callback(school=school, contact=parent, parent_name="Mei Lin Tan",
+                                          parent_phone="+6591234567", best_time="specific",
+                                          specific_time=dt.time(15, 30), topic="Fees")
     [activity] = pipedrive.activities.values()
     local = dt.datetime.combine(callback.due_date, dt.time(15, 30), school.tz).astimezone(dt.UTC)
     assert activity["type"] == "call" and activity["subject"].startswith("Call back Mei Lin Tan")

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from adminpanel import demo_content
 from adminpanel.desk import DEFAULT_DAYS
+from bookings import callbacks
 from bookings import services as bookings
 from bookings.models import CallbackRequest, School, SchoolClosure, TourBooking
 from chatbot.models import FaqEntry
@@ -299,13 +300,16 @@ class Command(BaseCommand):
         for request in spec["callbacks"]:
             request = dict(request)
             due = today + dt.timedelta(days=request.pop("due_in_days", 0))
+            while due < today and not callbacks.is_open_for_calls(school, due):  # an overdue one: an open day
+                due -= dt.timedelta(days=1)
             if request.get("specific_time"):
                 request["specific_time"] = dt.time.fromisoformat(request["specific_time"])
-            asked = timezone.now() - dt.timedelta(days=max(0, (today - due).days))  # an overdue one came earlier
+            # asked before the calls of its day began (an overdue one came earlier), so its window was still ahead
+            asked = dt.datetime.combine(due, school.calling_hours_start, school.tz) - dt.timedelta(hours=1)
             contact = find_or_create_contact(school=school, phone=request["parent_phone"],
                                              name=request["parent_name"])
             try:
-                callback = bookings.request_callback(school=school, contact=contact, due_date=due, now=asked,
+                callback = callbacks.request_callback(school=school, contact=contact, due_date=due, now=asked,
                                                      **request)
             except bookings.BookingError as exc:
                 self.progress(self.style.WARNING(f"{school.slug}: example callback refused: {exc.message}"))

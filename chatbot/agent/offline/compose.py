@@ -142,6 +142,9 @@ def _manage(turn: "Turn", action: str) -> str:
 
 
 def _callback(turn: "Turn") -> str:
+    managed = _last(turn, "manage_callback")  # a call back already requested, moved or cancelled
+    if managed:
+        return replies.callback_managed(managed, turn.today)
     result = _last(turn, "request_callback")
     if result and result.get("status") == "success":
         return replies.callback_done(result, turn.today)

@@ -155,6 +155,11 @@ SPECIAL = _rx(
 )
 EMAIL = _rx(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 BOOKING_REF = _rx(r"\bT-[A-Z0-9]{4,12}\b")
+CALLBACK_REF = _rx(r"\bC-[A-Z0-9]{6}\b")
+_A_CALL = r"(?:(?:my|the|our|that|this|your)\s+)?(?:call(?:-|\s)?back|call)\b"
+# "cancel my callback", "we don't need the call any more"; "change my call back to Monday", "move the call"
+CALLBACK_CANCEL = _rx(rf"\b(?:cancel\w*|call off|(?:do not|don'?t|no longer) need)\s+{_A_CALL}")
+CALLBACK_CHANGE = _rx(rf"\b(?:change|move|reschedul\w*|update|postpone|push back|shift)\s+{_A_CALL}")
 PHONE_LIKE = re.compile(r"\+?\d[\d\s-]{5,}\d")
 REASON = _rx(r"\b(?:because|since|due to|reason(?: is)?:?|as (?=we|i|my|our|the))\s*(.{3,})")
 NO_REASON = _rx(  # what follows "cancel it," that is no reason: fillers, politeness, a yes
@@ -165,8 +170,9 @@ NO_REASON = _rx(  # what follows "cancel it," that is no reason: fillers, polite
 TOPIC = _rx(r"\b(?:about|regarding|re:|concerning|to discuss)\s+(?:the |your |our )?([^?.!,;]{2,80})")
 TOPIC_TAIL = _rx(r"\s+(?:please|pls|thanks?)$")
 CALL_TIME = _rx(
-    r"\b(?:any ?time|asap|as soon as possible|right now|later today|after work|after \d{1,2}\s*(?:am|pm)?"
-    r"|before \d{1,2}\s*(?:am|pm)?)\b"
+    r"\b(?:any ?time|asap|as soon as possible|right now|later today|after work"
+    r"|(?:between|from) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)? ?(?:and|to|-|–) ?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?"
+    r"|(?:after|from|before|until|till) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?)(?!\w)"
 )
 RELATION = _rx(r"\b(son|daughter|boy|girl|child|kid|toddler|little one)\b")
 HIS_HER = _rx(r"\b(?:his|her)\b")
@@ -295,7 +301,7 @@ _NOT_A_NAME = """
     coming ready done busy away travelling currently really very booking book tour visit mum mom dad father mother
     parent son daughter child kid boy girl twins baby is are was be would like want need can could will
     morning afternoon evening today tomorrow tonight week weekend next this coming am pm noon
-    instead now later asap soon again anytime whenever
+    instead now later asap soon again anytime whenever after before between until till around
     monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
     january february march april june july august september october november december jan feb mar apr jun jul
     aug sep sept oct nov dec about regarding because called named name age aged years old year

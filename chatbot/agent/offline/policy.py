@@ -22,7 +22,7 @@ from chatbot.agent.dialogue import ASKS, TASKS, Declared, DialogueState
 from chatbot.agent.offline import replies
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
-from chatbot.agent.offline.lexicon import NO, YES
+from chatbot.agent.offline.lexicon import CALLBACK_REF, NO, YES
 from chatbot.agent.offline.understanding import (
     WHEN_FIELDS,
     Hints,
@@ -52,8 +52,10 @@ PARENT_FIELDS = ("parent_name", "parent_phone", "parent_email")
 # questions of the last reply that a "yes" answers, rather than the slots it listed ("propose_first": `choice`)
 YES_ANSWERS = frozenset({"offer_book", "read_back", "confirm_cancel", "offer_waitlist", "offer_callback", "seat_offer"})
 CONFIRMED_TOOLS = {"book_tour", "manage_tour_booking", "answer_seat_offer"}  # they commit after a read-back
-TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback", "join_waitlist",
-              "answer_seat_offer", "check_open_days"}
+TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback", "manage_callback",
+              "join_waitlist", "answer_seat_offer", "check_open_days"}
+CALLBACK_TOOLS = ("request_callback", "manage_callback")
+CALLBACK_CHANGES = {"callback_cancel": "cancel", "callback_change": "reschedule"}  # intent -> manage_callback action
 
 
 @dataclass
@@ -223,7 +225,7 @@ class Turn:
         step = next(s for s in self.conv.steps if s.name in TASK_TOOLS)
         if step.name == "manage_tour_booking":
             return "cancel" if step.args.get("action") == "cancel" else "reschedule"
-        return "callback" if step.name == "request_callback" else "book"
+        return "callback" if step.name in CALLBACK_TOOLS else "book"
 
     @cached_property
     def another(self) -> bool:
@@ -402,6 +404,8 @@ class Turn:
             return "cancel"  # "now book Sam" after "cancel Mia's tour?": the cancellation still stands, read back both
         if "cancel" in intents and not self.conv.upcoming_tours and "offer_book" in self.asked:
             return "drop"  # "cancel that" at a booking's read-back: nothing was booked
+        if intents & set(CALLBACK_CHANGES):  # "change my callback C-WUC3X6 to...", "cancel my call back"
+            return "callback"
         for intent in FLOW_INTENTS:
             if intent in intents:
                 return self._moving_intake(intent)
@@ -723,7 +727,35 @@ class Turn:
         }
         return {k: v for k, v in args.items() if v}
 
+    @cached_property
+    def callback_change(self) -> str:
+        """The change asked to a call back already requested ("reschedule" or "cancel"; '' for a new one): said
+        now, or earlier in this task (the new time may come in a later message)."""
+        for reading in (self.reading, *reversed(self.past)):
+            found = [action for intent, action in CALLBACK_CHANGES.items() if intent in reading.intents]
+            if found:
+                return found[0]
+        return ""
+
+    @cached_property
+    def callback_ref(self) -> str:
+        """The call back meant: the reference the parent gave (now or earlier in the task), else the open one
+        CONTACT.context.callback_requested shows; '' when none is known (the tool then lists them)."""
+        named = self.reading.callback_refs or self.memory.callback_refs
+        if named:
+            return named[-1]
+        context = self.conv.contact.get("context") or {}
+        on_file = CALLBACK_REF.findall(str(context.get("callback_requested") or "") if isinstance(context, dict)
+                                       else "")
+        return on_file[-1].upper() if on_file else ""
+
     def _callback(self) -> list[Call]:
+        if self.callback_change:  # never a second call back to move the first
+            args = {"callback_id": self.callback_ref, "action": self.callback_change}
+            new_time = self.reading.call_time or self.memory.call_time
+            if self.callback_change == "reschedule" and new_time:
+                args["new_time"] = new_time
+            return [Call("manage_callback", args)]
         args = self.callback_args
         if all(args.get(k) for k in ("parent_name", "parent_phone", "best_time_to_call")):
             return [Call("request_callback", args)]

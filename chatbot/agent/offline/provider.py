@@ -27,6 +27,7 @@ THOUGHTS = {  # short: a hosted model is billed for them twice (in the answer, t
     "book_tour": "Passing the details to book_tour.",
     "manage_tour_booking": "Changing the booking.",
     "request_callback": "Arranging a call back.",
+    "manage_callback": "Changing the call back.",
 }
 
 

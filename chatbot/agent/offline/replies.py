@@ -738,12 +738,30 @@ def _call_when(best: str, due: str, today: dt.date) -> str:
     return f"{best} ({day})" if day else best
 
 
+def _call_window(details: dict, today: dt.date) -> str:
+    """'on Monday 30 November between 17:00 and 18:00': the day and window the call back is due, as stored."""
+    if not (details.get("due_date") and details.get("window_start") and details.get("window_end")):
+        return _call_when(str(details.get("best_time_to_call") or ""), str(details.get("due_date") or ""), today)
+    return pgettext("when", "on %(date)s between %(start)s and %(end)s") % {
+        "date": human_date(str(details["due_date"]), today), "start": details["window_start"],
+        "end": details["window_end"]}
+
+
+def _moved_because(result: dict, today: dt.date) -> str:
+    """Why the call is due at another time than asked ("The school is closed on Saturday."), in the parent's
+    language, from the tool's reasons (the new time itself is said with the call back)."""
+    reasons = (result.get("moved_from") or {}).get("reasons") or []
+    return join([_(str(r["template"])) % {key: _rule_param(key, value, today) for key, value in
+                                          (r.get("params") or {}).items()}
+                 for r in reasons if isinstance(r, dict) and r.get("template") and r.get("code") != "now_due"])
+
+
 def callback_done(result: dict, today: dt.date) -> str:
     details = result.get("details") or {}
     who = str(details.get("parent_name") or "").split()
     values = {
         "name": who[0] if who else "",
-        "when": _call_when(str(details.get("best_time_to_call") or ""), str(details.get("due_date") or ""), today),
+        "when": _call_window(details, today),
         "topic": details.get("topic"),
         "phone": human_phone(str(details["parent_phone"])) if details.get("parent_phone") else "",
         "reference": result.get("callback_id"),
@@ -757,7 +775,33 @@ def callback_done(result: dict, today: dt.date) -> str:
         asked = _("I've asked our admissions team to call you %(when)s about %(topic)s.") % values
     else:
         asked = _("I've asked our admissions team to call you %(when)s.") % values
-    return join([thanks, asked, _("Your reference is %(reference)s.") % values])
+    return join([thanks, _moved_because(result, today), asked, _("Your reference is %(reference)s.") % values])
+
+
+def callback_managed(result: dict, today: dt.date) -> str:
+    """What manage_callback did to a call back (moved, cancelled), or what it still needs to know."""
+    status, details = result.get("status"), result.get("details") or {}
+    values = {"reference": result.get("callback_id"), "when": _call_window(details, today)}
+    if status == "success" and result.get("action") == "cancelled":
+        return join([_("Done: your call back %(when)s is cancelled, so nobody from admissions will call you "
+                       "then.") % values,
+                     _("For your records, the cancelled call back's reference is %(reference)s.") % values])
+    if status == "success":
+        return join([_moved_because(result, today), _("Done: our admissions team will now call you %(when)s.") % values,
+                     _("Your reference is %(reference)s, the same as before.") % values])
+    if status == "missing_fields" and "new_time" in (result.get("missing") or []):
+        return _("When would be a good time to call you instead?")
+    problem = rule_message(result, _("Sorry, I couldn't change that call back."), today) if status == "error" else ""
+    open_ones = [c for c in result.get("your_callbacks") or [] if isinstance(c, dict) and c.get("callback_id")]
+    if not open_ones:
+        return join([problem, _("I couldn't find an open call back under your contact. "
+                                "Would you like me to arrange one?")])
+    listed = _("Your open call back requests are %(list)s.") % {"list": _listed([
+        f"{c['callback_id']} ({human_date(str(c.get('due_date')), today)}, {c.get('window', '')})"
+        for c in open_ones])}
+    question = _("Which one would you like to cancel?") if result.get("action") == "cancel" else _(
+        "Which one would you like to change?")
+    return join([problem, listed, question])
 
 
 def callback_failed() -> str:

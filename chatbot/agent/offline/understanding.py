@@ -60,6 +60,7 @@ class Reading:
     when: When = field(default_factory=When)
     corrections: set[str] = field(default_factory=set)
     booking_refs: list[str] = field(default_factory=list)
+    callback_refs: list[str] = field(default_factory=list)  # call backs named by reference ("C-WUC3X6")
     choice: int | None = None  # index into the options shown; -1 for "the last one"
     hour: int | None = None  # "11 then": a bare hour naming one of the options shown
     reason: str = ""
@@ -84,6 +85,7 @@ class Reading:
             when=when,
             corrections=self.corrections | other.corrections,
             booking_refs=list(dict.fromkeys(self.booking_refs + other.booking_refs)),
+            callback_refs=list(dict.fromkeys(self.callback_refs + other.callback_refs)),
             choice=other.choice if other.choice is not None else self.choice,
             hour=other.hour if other.hour is not None else self.hour,
             reason=other.reason or self.reason,
@@ -256,8 +258,9 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
         found.add("reschedule" if soft and moving else "cancel")
     if lx.RESCHEDULE.search(sentence):
         found.add("reschedule")
-    if lx.CALLBACK.search(sentence):
-        found.add("callback")
+    if any(pattern.search(sentence) for pattern in (lx.CALLBACK, lx.CALLBACK_REF, lx.CALLBACK_CANCEL,
+                                                    lx.CALLBACK_CHANGE)):
+        found |= _callback_intents(sentence, found)
     if lx.OPEN_DAY.search(sentence):
         found.add("open_day")
     if lx.MY_TOUR.search(sentence):
@@ -273,6 +276,21 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
     elif short and lx.NO.match(sentence):
         found.add("no")
     return found
+
+
+def _callback_intents(sentence: str, found: set[str]) -> set[str]:
+    """A call back asked for, or one the parent has changed ("callback_change") or cancelled ("callback_cancel"):
+    by its words, or by its reference with a cancel (or anything else: a change). Such a message is about the
+    call back, not a tour, so the tour intents its words also match are dropped."""
+    named = bool(lx.CALLBACK_REF.search(sentence))
+    if lx.CALLBACK_CANCEL.search(sentence) or (named and "cancel" in found):
+        change = "callback_cancel"
+    elif lx.CALLBACK_CHANGE.search(sentence) or named:
+        change = "callback_change"
+    else:
+        return {"callback"}
+    found -= {"cancel", "reschedule"}
+    return {"callback", change}
 
 
 def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
@@ -356,14 +374,16 @@ def read_message(text: str, hints: Hints) -> Reading:
         text = text[greeting.end() :]
     emails = [(m.group(0), m.span()) for m in lx.EMAIL.finditer(text)]
     refs = [(m.group(0).upper(), m.span()) for m in lx.BOOKING_REF.finditer(text)]
+    callback_refs = [(m.group(0).upper(), m.span()) for m in lx.CALLBACK_REF.finditer(text)]
     births = [m.span(1) for m in lx.BIRTH.finditer(text)]  # a date of birth is no tour date
-    masked = _mask(text, [span for _, span in emails + refs] + births)
+    masked = _mask(text, [span for _, span in emails + refs + callback_refs] + births)
     dates = spans(masked)
     phones = _phones(_mask(masked, dates), hints.region)
     masked = _mask(masked, [span for _, span in phones])
     reading.when = find_when(masked, hints.today, hints.now, hints.tour_times)
     bare = _mask(masked, dates)
     reading.booking_refs = list(dict.fromkeys(ref for ref, _ in refs))
+    reading.callback_refs = list(dict.fromkeys(ref for ref, _ in callback_refs))
     if emails:
         reading.facts["parent_email"] = emails[-1][0]
     if phones:
@@ -544,8 +564,10 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.hour = int(hour.group(1))
     if "callback" in reading.intents or "call_time" in hints.asked:
         call_time = lx.CALL_TIME.search(text)
-        dated = reading.when.has_date or not call_time
-        reading.call_time = reading.when.phrase if dated else call_time.group(0)
+        if call_time and reading.when.has_date:  # "tomorrow after 5": the day and the window, not "evening"
+            reading.call_time = f"{reading.when.date_phrase} {call_time.group(0)}".strip()
+        else:
+            reading.call_time = call_time.group(0) if call_time else reading.when.phrase
     topic = lx.TOPIC.search(text)
     if topic:
         reading.topic = lx.TOPIC_TAIL.sub("", topic.group(1).strip())

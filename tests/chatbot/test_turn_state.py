@@ -33,7 +33,7 @@ def test_a_tour_booked_in_one_cycle_is_in_the_next_cycles_facts(school, contact,
                "preferred_date": tuesday.isoformat(), "preferred_time": "09:00"}
     model = scripted_model.install()
     model.script = [{"tool_calls": [("book_tour", details)]}, {"content": "Shall I book it?"},
-                    {"tool_calls": [("book_tour", details)]}, {"content": "Booked."}]
+                    {"tool_calls": [("book_tour", {**details, "confirmed": True})]}, {"content": "Booked."}]
     with override_settings(LLM_MODEL="scripted/test", LLM_MAX_CYCLES=4):
         _say(school, contact, "Please book Mia (5) next Tuesday at 9am, I'm Jon Tan, 91234567")
         _say(school, contact, "yes please")

@@ -37,9 +37,10 @@ def _post(client, text: str, message_id: int) -> None:
     assert response.status_code == 200
 
 
-def _booking_call(day: dt.date) -> tuple[str, dict]:
+def _booking_call(day: dt.date, **more) -> tuple[str, dict]:
+    """The model's book_tour call (`confirmed=True` once the parent agreed to its read-back)."""
     return ("book_tour", {"parent_name": "Mei Lin Tan", "parent_phone": "+6591234567", "child_name": "Tom",
-                          "child_age": 5, "preferred_date": day.isoformat(), "preferred_time": "09:00"})
+                          "child_age": 5, "preferred_date": day.isoformat(), "preferred_time": "09:00", **more})
 
 
 def _retry_dead_letters() -> None:
@@ -62,7 +63,7 @@ def test_chatwoot_and_pipedrive_down_then_back(client, school, chatwoot, pipedri
     chatwoot_url = settings.CHATWOOT_URL
     settings.CHATWOOT_URL = f"http://127.0.0.1:{free_port()}/chatwoot"  # nothing listens there: refused
     pipedrive.down = True
-    drill_model.script = [{"tool_calls": [_booking_call(day)]}, {"content": "Booked: Tuesday 09:00."}]
+    drill_model.script = [{"tool_calls": [_booking_call(day, confirmed=True)]}, {"content": "Booked: Tuesday 09:00."}]
 
     _post(client, "yes please", 9301)
     turns.settle()

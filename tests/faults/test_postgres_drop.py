@@ -28,9 +28,10 @@ def world(next_weekday):
     return school, ContactFactory(school=school), next_weekday(school, 1)
 
 
-def _booking_call(day: dt.date) -> tuple[str, dict]:
+def _booking_call(day: dt.date, **more) -> tuple[str, dict]:
+    """The model's book_tour call (`confirmed=True` once the parent agreed to its read-back)."""
     return ("book_tour", {"parent_name": "Mei Lin Tan", "parent_phone": "+6591234567", "child_name": "Tom",
-                          "child_age": 5, "preferred_date": day.isoformat(), "preferred_time": "09:00"})
+                          "child_age": 5, "preferred_date": day.isoformat(), "preferred_time": "09:00", **more})
 
 
 READ_BACK = "Shall I book Tuesday 09:00 for Tom?"
@@ -102,8 +103,8 @@ async def test_connection_dropped_inside_the_booking_transaction(world, drill_mo
     await _read_back(school, contact, day, drill_model)
     drill_model.script = [
         lambda: backend_killer.arm("SELECT 1 FROM bookings_tourslot WHERE id = %s FOR NO KEY UPDATE", (slot.pk,)),
-        {"tool_calls": [_booking_call(day)]},
-        {"tool_calls": [_booking_call(day)]},  # the tool answered "something went wrong": the model tries again
+        {"tool_calls": [_booking_call(day, confirmed=True)]},
+        {"tool_calls": [_booking_call(day, confirmed=True)]},  # the tool answered "something went wrong": again
         {"content": "Booked: Tuesday 09:00."},
     ]
     await receive(school=school, contact=contact, channel="web", text="yes please")
@@ -117,7 +118,8 @@ async def test_connection_dropped_inside_the_booking_transaction(world, drill_mo
     assert results[-2:] == ["error", "success"], "the trace shows the failed attempt honestly"
 
 
-async def test_connection_dropped_while_the_reply_is_stored(world, drill_model, backend_killer, settings):
+async def test_connection_dropped_while_the_reply_is_stored(world, drill_model, backend_killer, settings,
+                                                            truthful_replies):
     """The reply and the conversation's totals are one write: killed there, neither is kept, and the rerun turn
     answers once. Its booking call finds the tour already booked, so there is still one booking and one seat."""
     school, contact, day = world
@@ -126,10 +128,10 @@ async def test_connection_dropped_while_the_reply_is_stored(world, drill_model, 
     await _read_back(school, contact, day, drill_model)
     calls_before = len(drill_model.calls)
     drill_model.script = [
-        {"tool_calls": [_booking_call(day)]},
+        {"tool_calls": [_booking_call(day, confirmed=True)]},
         lambda: backend_killer.arm(conversation_lock, (contact.pk,)),
         {"content": "Booked: Tuesday 09:00."},  # stored with the reply that is rolled back
-        {"tool_calls": [_booking_call(day)]},  # the rerun turn
+        {"tool_calls": [_booking_call(day, confirmed=True)]},  # the rerun turn
         {"content": "You're booked for Tuesday 09:00."},
     ]
     await receive(school=school, contact=contact, channel="web", text="yes please")
@@ -140,6 +142,9 @@ async def test_connection_dropped_while_the_reply_is_stored(world, drill_model, 
     assert outcome == {"unanswered": [], "replies": [READ_BACK, "You're booked for Tuesday 09:00."], "bookings": 1,
                        "seats": 1}
     assert len(drill_model.calls) - calls_before == 4, "the turn was run a second time"
+    # The rerun's "booked" is the first run's booking (its reply rolled back, its booking kept): true in the
+    # database, but not made by the turn that says it, so the invariant notices it, and this drill takes it.
+    assert [claim.kind for claim in truthful_replies.take()] == ["booked"]
 
     drill_model.script = [{"content": "You're welcome."}]
     await receive(school=school, contact=contact, channel="web", text="Thanks!")

@@ -24,6 +24,8 @@ from functools import cache
 from django.conf import settings
 from django.utils import translation
 
+from chatbot.agent import dialogue
+
 # The concierge's done-sentences (chatbot/agent/offline/replies.py), by the change each claims. "*_reference" ones
 # give the reference of the booking or move claimed in the same reply.
 TEMPLATES = (
@@ -106,7 +108,7 @@ REFERENCE = {"T": re.compile(r"\bT-[A-Z0-9]{4,}\b"), "C": re.compile(r"\bC-[A-Z0
              "W": re.compile(r"\bW-[A-Z0-9]{4,}\b")}
 PLACEHOLDER = re.compile(r"%\((\w+)\)[sd]")
 KIND_REFERENCE = {"booked": "T", "moved": "T", "cancelled": "T", "updated": "T", "callback": "C", "waitlisted": "W",
-                  "declined": "W"}
+                  "declined": "W"}  # the reference a claim of each kind names (a cancelled call back names its C-)
 SAID = {"booked": "booked", "moved": "moved", "cancelled": "cancelled", "callback": "a call back arranged",
         "waitlisted": "put on a waitlist", "declined": "a seat passed on", "updated": "a detail changed"}
 
@@ -202,28 +204,20 @@ def claims_in(reply: str, observations: list[tuple[str, dict]] | None = None) ->
     return list(unique.values())
 
 
+# What each change the tools report (`dialogue.done_in`) backs, as the kinds of claim a reply can make: a moved tour
+# is a changed detail too; a call back moved is arranged anew, moved and changed.
+BACKS = {"booked": ("booked",), "rescheduled": ("moved", "updated"), "cancelled": ("cancelled",),
+         "callback_requested": ("callback",), "callback_rescheduled": ("callback", "moved", "updated"),
+         "callback_cancelled": ("cancelled",), "waitlisted": ("waitlisted",), "declined_seat": ("declined",),
+         "updated": ("updated",)}
+
+
 def done_in(observations: list[tuple[str, dict]]) -> dict[str, set[str]]:
-    """What the turn's tools changed, by kind: the references of each (a kind with no reference: "")."""
+    """What the turn's tools changed, by kind of claim: the references of each (a kind with no reference: "")."""
     done: dict[str, set[str]] = {kind: set() for kind in KIND_REFERENCE}
-    for name, result in observations:
-        if not isinstance(result, dict):
-            continue
-        status, action = result.get("status"), result.get("action")
-        if name in ("book_tour", "answer_seat_offer") and status == "success" and action != "declined":
-            done["booked"].add(str(result.get("booking_id") or ""))
-        elif name == "answer_seat_offer" and status == "success":
-            done["declined"].add(str(result.get("waitlist_id") or ""))
-        elif name == "manage_tour_booking" and status == "success" and action == "rescheduled":
-            done["moved"].add(str(result.get("booking_id") or ""))
-            done["updated"].add(str(result.get("booking_id") or ""))  # a tour's time changed is a change too
-        elif name == "manage_tour_booking" and status == "success" and action == "cancelled":
-            done["cancelled"].add(str(result.get("booking_id") or ""))
-        elif name == "request_callback" and status == "success":
-            done["callback"].add(str(result.get("callback_id") or ""))
-        elif name == "join_waitlist" and status == "success":
-            done["waitlisted"].add(str(result.get("waitlist_id") or ""))
-        elif name == "update_context" and status == "updated":
-            done["updated"].add(str(result.get("booking_updated") or ""))
+    for change in dialogue.done_in(observations):
+        for kind in BACKS[change["action"]]:
+            done[kind].add(change["reference"])
     return done
 
 

@@ -44,12 +44,6 @@ ASKS = frozenset({
     "seat_offer",  # yes or no to a seat held from the waitlist (chatbot.outreach)
 })
 TASKS = frozenset({"book", "reschedule", "cancel", "callback", "waitlist"})
-DONE_ACTIONS = {  # a tool's success result -> what was done
-    "book_tour": "booked",
-    "answer_seat_offer": "booked",
-    "request_callback": "callback_requested",
-    "join_waitlist": "waitlisted",
-}
 MAX_SINCE_DONE = 50
 MAX_ANSWERED = 12
 
@@ -142,20 +136,31 @@ class Declared:
     options: list[dict] = field(default_factory=list)  # {"date", "time", "booking_id"?, "label"?}, as listed
 
 
+def _done_action(name: str, result: dict) -> str:
+    """What one tool result says was changed in the database ('' for nothing)."""
+    status, action = result.get("status"), result.get("action")
+    if name == "update_context":
+        return "updated" if status == "updated" else ""
+    if status != "success":
+        return ""
+    if name == "manage_tour_booking":
+        return {"rescheduled": "rescheduled", "cancelled": "cancelled"}.get(action, "")
+    if name == "manage_callback":
+        return {"rescheduled": "callback_rescheduled", "cancelled": "callback_cancelled"}.get(action, "")
+    if name == "answer_seat_offer":
+        return "declined_seat" if action == "declined" else "booked"
+    return {"book_tour": "booked", "request_callback": "callback_requested", "join_waitlist": "waitlisted"}.get(name, "")
+
+
 def done_in(observations: list[tuple[str, dict]]) -> list[dict]:
-    """What the turn's tools committed, in order: only success results, each with its reference."""
+    """What the turn's tools changed in the database, in order, each with its reference (an update_context that
+    changed a booked tour names it; one that changed the details being collected has none)."""
     done = []
     for name, result in observations:
-        if result.get("status") != "success":
-            continue
-        if name == "manage_tour_booking":
-            action = str(result.get("action") or "")
-        elif name == "answer_seat_offer" and result.get("action") == "declined":
-            action = "declined_seat"
-        else:
-            action = DONE_ACTIONS.get(name, "")
-        reference = result.get("booking_id") or result.get("callback_id") or result.get("waitlist_id") or ""
+        action = _done_action(name, result) if isinstance(result, dict) else ""
         if action:
+            reference = (result.get("booking_id") or result.get("callback_id") or result.get("waitlist_id")
+                         or result.get("booking_updated") or "")
             done.append({"action": action, "reference": str(reference)})
     return done
 
@@ -212,7 +217,7 @@ def after_reply(previous: DialogueState, declared: Declared | None, observations
     """The state once a reply is sent: what it asked and offered (declared, else what the tools left open), what
     the turn did. `label(slot)` is how a slot reads on a button; `parent_messages` those the turn answered;
     `still_awaited`, whether the tools still wait for a yes (ActiveContext.read_back)."""
-    done = done_in(observations)
+    done = [d for d in done_in(observations) if d["action"] != "updated"]  # a detail noted finishes no task
     since = 0 if done else min(previous.since_done + parent_messages, MAX_SINCE_DONE)
     asks = [*previous.asked, *([previous.about] if previous.about else [])]
     answered = [] if done else [*previous.answered, *[asks] * parent_messages][-MAX_ANSWERED:]

@@ -91,11 +91,15 @@ def test_a_hosted_models_state_is_what_its_tools_left_open():
     assert state.since_done == 0 and state.answered == []
 
 
-def test_only_success_results_count_as_done():
+def test_only_what_changed_the_database_counts_as_done():
     observations = [("book_tour", {"status": "confirm", "booking_id": "T-X"}),
                     ("update_context", {"status": "updated", "field": "parent_name"}),
                     ("request_callback", {"status": "success", "callback_id": "C-123"})]
-    assert dialogue.done_in(observations) == [{"action": "callback_requested", "reference": "C-123"}]
+    assert dialogue.done_in(observations) == [{"action": "updated", "reference": ""},
+                                              {"action": "callback_requested", "reference": "C-123"}]
+    state = dialogue.after_reply(dialogue.DialogueState(since_done=3), None, observations[:2], 1, blocks.slot_label,
+                                 still_awaited=True)
+    assert state.done == [] and state.since_done == 4, "a detail noted finishes no task"
 
 
 # --- through the real loop ------------------------------------------------------------------------

@@ -790,10 +790,12 @@ def callback_managed(result: dict, today: dt.date) -> str:
         return join([_moved_because(result, today), _("Done: our admissions team will now call you %(when)s.") % values,
                      _("Your reference is %(reference)s, the same as before.") % values])
     if status == "missing_fields" and "new_time" in (result.get("missing") or []):
+        _ask("call_time")
         return _("When would be a good time to call you instead?")
     problem = rule_message(result, _("Sorry, I couldn't change that call back."), today) if status == "error" else ""
     open_ones = [c for c in result.get("your_callbacks") or [] if isinstance(c, dict) and c.get("callback_id")]
     if not open_ones:
+        _ask("offer_callback")
         return join([problem, _("I couldn't find an open call back under your contact. "
                                 "Would you like me to arrange one?")])
     listed = _("Your open call back requests are %(list)s.") % {"list": _listed([

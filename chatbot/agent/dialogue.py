@@ -44,6 +44,7 @@ ASKS = frozenset({
     "seat_offer",  # yes or no to a seat held from the waitlist (chatbot.outreach)
 })
 TASKS = frozenset({"book", "reschedule", "cancel", "callback", "waitlist"})
+DONE_BY_TOOL = {"book_tour": "booked", "request_callback": "callback_requested", "join_waitlist": "waitlisted"}
 MAX_SINCE_DONE = 50
 MAX_ANSWERED = 12
 
@@ -149,7 +150,7 @@ def _done_action(name: str, result: dict) -> str:
         return {"rescheduled": "callback_rescheduled", "cancelled": "callback_cancelled"}.get(action, "")
     if name == "answer_seat_offer":
         return "declined_seat" if action == "declined" else "booked"
-    return {"book_tour": "booked", "request_callback": "callback_requested", "join_waitlist": "waitlisted"}.get(name, "")
+    return DONE_BY_TOOL.get(name, "")
 
 
 def done_in(observations: list[tuple[str, dict]]) -> list[dict]:

@@ -289,6 +289,7 @@ def book_tour(
     special_requirements: str | None = None,
     children: list[dict] | None = None,
     open_day: bool | None = None,
+    another_tour: bool | None = None,
 ) -> dict:
     """Book a family's campus tour with whatever is known; it answers "missing_fields" until complete.
 
@@ -296,6 +297,7 @@ def book_tour(
         preferred_date: ISO date or phrase.
         children: Every child: [{name, age, date_of_birth, year_group}].
         open_day: An open day (check_open_days) on preferred_date.
+        another_tour: true: book it besides the child's upcoming tour (has_upcoming_tour).
     """
     ctx = _ctx()
     event = bool(open_day) or ctx.active.task_type == OPEN_DAY_TASK
@@ -350,6 +352,13 @@ def book_tour(
         intake.forget(exc.field)
         _keep(ctx, intake)
         return _booking_error(exc, (day, start_time))
+    if another_tour:
+        ctx.active.another_tour, ctx.active.upcoming_tour_asked = True, ""
+    coming = [] if ctx.active.another_tour else booking_selectors.upcoming_with_children(
+        ctx.contact, [c.name for c in children], ctx.now)
+    if coming:  # ask first: move that tour, or book another as well? (a sibling's own tour is not asked about)
+        ctx.active.upcoming_tour_asked = coming[0].reference
+        return _has_upcoming_tour(coming, details)
     action = "book " + _described(details)
     if _awaiting_yes(ctx, action):
         ctx.active.slots_shown = []  # the parent chose: a "yes" now answers the read-back, not an old list
@@ -371,8 +380,20 @@ def book_tour(
     ctx.active.collected = {}
     ctx.active.slots_shown = []
     ctx.active.task_type = ""
+    ctx.active.another_tour, ctx.active.upcoming_tour_asked = False, ""
     ctx.active.last_booking_id = booking.reference
     return {"status": "success", "booking_id": booking.reference, "confirmation_details": _confirmation(booking)}
+
+
+def _has_upcoming_tour(coming: list, details: dict) -> dict:
+    """book_tour's question before a read-back, for a child who already has an upcoming tour: nothing is booked."""
+    tour = coming[0]
+    local = tour.local_start
+    return {"status": "has_upcoming_tour", "your_bookings": [_booking_summary(b) for b in coming[:5]],
+            "requested": {k: details[k] for k in ("date", "weekday", "time", "label", "child_name") if k in details},
+            "message": f"{tour.child_name} already has tour {tour.reference} on {describe_date(local.date())} at "
+                       f"{local:%H:%M}. Nothing is booked yet: ask whether to move that one to the time asked for "
+                       "(manage_tour_booking) or book another tour as well (book_tour again with another_tour=true)."}
 
 
 OPEN_DAY_TASK = "open_day_booking"
@@ -575,6 +596,8 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
         return {"status": "confirm", "action": "reschedule", "booking_id": booking.reference,
                 "from": _confirmation(booking), "to": _tour_details(ctx.school, day, start_time),
                 "message": confirmation.NOT_YET}
+    if ctx.active.upcoming_tour_asked == booking.reference:  # the parent chose to move it (not to book another)
+        ctx.active.upcoming_tour_asked = ""
     moved = bookings.reschedule_tour(booking=booking, new_date=day, new_time=start_time, now=ctx.now)
     _done(ctx, action)
     ctx.active.last_booking_id = moved.reference

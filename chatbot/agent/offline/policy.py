@@ -18,8 +18,10 @@ from functools import cached_property
 from django.utils import translation
 
 from bookings.intake import REQUIRED, Intake, part_of_day
+from chatbot.agent.offline import replies
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
+from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.lexicon import BOOKING_REF, NO, YES
 from chatbot.agent.offline.reply_markers import asked_in, endings, options_in
 from chatbot.agent.offline.understanding import (
@@ -50,6 +52,10 @@ TASK_FLOWS = {
 PARENT_FIELDS = ("parent_name", "parent_phone", "parent_email")
 # questions of the last reply that a "yes" answers, rather than the slots it listed ("propose_first": `choice`)
 YES_ANSWERS = frozenset({"offer_book", "read_back", "confirm_cancel", "offer_waitlist", "offer_callback", "seat_offer"})
+# The parent's answer to book_tour's has_upcoming_tour ("move that tour, or book another as well?"), glossed.
+MOVE_IT = re.compile(r"\b(?:move|moving|change|reschedul\w*|shift|instead)\b", re.IGNORECASE)
+ANOTHER_TOO = re.compile(r"\b(?:another|second|both|as well|also|too|new one|one more|extra|separate|keep)\b",
+                         re.IGNORECASE)
 TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback", "join_waitlist",
               "answer_seat_offer", "check_open_days"}
 
@@ -386,6 +392,8 @@ class Turn:
         intents = reading.intents
         if "injection" in intents:
             return "refuse"
+        if self.upcoming_choice:  # the answer to "move that tour, or book another as well?"
+            return "reschedule" if self.upcoming_choice == "move" else "book"
         if "keep" in intents:
             return "book" if "book" in intents else "keep"
         # the answer to a seat held from a waitlist, however long the message (in a new chat: CONTACT.seat_offer,
@@ -439,6 +447,20 @@ class Turn:
         if reading.questions:
             return pending or "faq"
         return "chat"
+
+    @cached_property
+    def upcoming_choice(self) -> str:
+        """"move" or "another": the parent's answer to book_tour's question about the child's upcoming tour
+        (ACTIVE_TASK.upcoming_tour_asked, named in the last reply); "" when this message is not one."""
+        asked = str(self.conv.task.get("upcoming_tour_asked") or "")
+        if not asked or asked not in self.previous:
+            return ""
+        said = " ".join(gloss(text).text for text in self.conv.turn_texts)
+        if ANOTHER_TOO.search(said) or "another" in self.reading.intents:
+            return "another"
+        if MOVE_IT.search(said) or self.reading.intents & {"reschedule", "yes"}:  # "Shall I move that tour...?"
+            return "move"
+        return ""
 
     @cached_property
     def then(self) -> str:
@@ -628,6 +650,10 @@ class Turn:
         return [Call("book_tour", args)]
 
     def _book(self) -> list[Call]:
+        if self.upcoming_choice == "another":  # the details are in ACTIVE_TASK: book them besides the upcoming tour
+            date, time = self.slot if not self.reading.when.is_empty else (None, None)
+            return [Call("book_tour", {"another_tour": True, **({"preferred_date": date} if date else {}),
+                                       **({"preferred_time": time} if time else {})})]
         if self.open_day:
             return self._book_open_day()
         if self._ambiguous:
@@ -690,6 +716,9 @@ class Turn:
         """(the tour to change, whether the parent must still say which)."""
         tours = self.conv.upcoming_tours
         by_ref = {t["booking_id"]: t for t in tours}
+        if self.upcoming_choice == "move":
+            asked = str(self.conv.task["upcoming_tour_asked"])
+            return by_ref.get(asked, {"booking_id": asked}), False
         if self.reading.booking_refs:
             ref = self.reading.booking_refs[-1]
             return by_ref.get(ref, {"booking_id": ref}), False
@@ -753,6 +782,11 @@ class Turn:
                 if pending:
                     return Decision(calls=pending)
         with translation.override(self.conv.language):
+            asked = self.conv.last_result("book_tour") or {}
+            if asked.get("status") == "has_upcoming_tour":  # nothing booked: move that tour, or book another?
+                answers = [replies.faq_answer(r) if r.get("status") == "success" else replies.faq_unknown(False)
+                           for r in self.conv.results("get_faq_answer")]
+                return Decision(text=replies.join([*answers, replies.move_or_another(asked, self.today)]))
             return Decision(text=compose(self))
 
 

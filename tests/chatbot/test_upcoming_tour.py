@@ -1,0 +1,72 @@
+"""A family whose child already has a tour coming up is asked before a second one is booked: move it, or both?"""
+
+import datetime as dt
+
+import pytest
+from django.test import override_settings
+
+from bookings import services as booking_services
+from chatbot.agent import memory
+from tests.chatbot.test_conversations import Parent, spoken
+
+pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def _offline_and_fast():
+    with override_settings(LLM_MODEL="offline/policy", CHAT_BURST_WINDOW_SECONDS=0):
+        yield
+
+
+@pytest.fixture
+def family(school, next_weekday):
+    """A parent whose Mia (5) has a tour next Tuesday at 09:00 (booked in an earlier chat)."""
+    parent = Parent(school)
+    tour = booking_services.book_tour(school=school, contact=parent.contact, parent_name="Jon Tan",
+                                      parent_phone="+6591234567", child_name="Mia", child_age=5,
+                                      local_date=next_weekday(school, 1), local_time=dt.time(9))
+    return parent, tour, next_weekday(school, 3)
+
+
+def _asks_first(parent, tour, thursday) -> str:
+    reply = parent.say(f"Hi, I'm Jon Tan, 91234567. Please book a tour for Mia, 5, on {spoken(thursday)} at 11am")
+    assert parent.bookings().count() == 1, "nothing booked before the parent chose"
+    assert tour.reference in reply and "move" in reply and "another tour" in reply, reply
+    assert "just to check" not in reply.lower()
+    return reply
+
+
+def test_the_parent_who_chooses_to_move_gets_the_tour_moved_not_a_second_one(family):
+    parent, tour, thursday = family
+    _asks_first(parent, tour, thursday)
+    reply = parent.say("Please move that one")
+    assert "just to check" in reply.lower() and tour.reference in reply and "11:00" in reply, reply
+    reply = parent.say("yes please")
+    moved = parent.bookings().get()
+    assert moved.reference == tour.reference
+    assert (moved.local_start.date(), moved.local_start.time()) == (thursday, dt.time(11))
+    assert moved.reference in reply
+
+
+def test_the_parent_who_wants_both_gets_a_read_back_then_a_second_tour(family):
+    parent, tour, thursday = family
+    _asks_first(parent, tour, thursday)
+    reply = parent.say("Book another one as well please")
+    assert "just to check" in reply.lower() and spoken(thursday) in reply and "Mia" in reply, reply
+    assert parent.bookings().count() == 1
+    reply = parent.say("yes")
+    second = parent.bookings().exclude(pk=tour.pk).get()
+    assert (second.child_name, second.local_start.date(), second.local_start.time()) == ("Mia", thursday,
+                                                                                        dt.time(11))
+    assert second.reference in reply
+    tour.refresh_from_db()
+    assert tour.status == "scheduled" and tour.local_start.time() == dt.time(9)
+    assert not memory.ActiveContext.load(parent.school.pk, parent.contact.pk).another_tour  # used up
+
+
+def test_a_siblings_own_tour_is_booked_without_the_question(family):
+    parent, tour, thursday = family
+    reply = parent.say(f"Hi, I'm Jon Tan, 91234567. Please book a tour for Sam, 7, on {spoken(thursday)} at 11am")
+    assert "just to check" in reply.lower() and "Sam" in reply and tour.reference not in reply, reply
+    parent.say("yes")
+    assert sorted(b.child_name for b in parent.bookings()) == ["Mia", "Sam"]

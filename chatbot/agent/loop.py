@@ -11,7 +11,10 @@ to a database thread and back:
 2. per tool cycle: the tools, each in a hop of its own (concurrently); the cycle's
    reasoning steps in one statement after the tools' writes (the first cycle's with
    the reply's row): a single tool call's in its own hop, right after it; then
-   streamed together;
+   streamed together. A round with a tool that writes also reads CONTACT again in
+   that hop, so every model call's facts are as they are then (`Turn.refresh_system`,
+   with CYCLES_LEFT: the calls left in the turn). Every call is offered every tool
+   (`tools.all_schemas()`, one order: the prefix a provider caches);
 3. `_finish`: unless a message of the contact is waiting (one that arrived while the
    model answered: it is taken into the turn and the model asked again), the answer
    step, the reply and the conversation's totals in one statement

@@ -70,3 +70,12 @@ def test_a_siblings_own_tour_is_booked_without_the_question(family):
     assert "just to check" in reply.lower() and "Sam" in reply and tour.reference not in reply, reply
     parent.say("yes")
     assert sorted(b.child_name for b in parent.bookings()) == ["Mia", "Sam"]
+
+
+def test_a_parent_who_asks_for_another_tour_is_not_asked_whether_to_move_the_first(family):
+    parent, tour, thursday = family
+    reply = parent.say(f"Hi, I'm Jon Tan, 91234567. We'd like another tour for Mia, 5, on {spoken(thursday)} "
+                       "at 11am")
+    assert "just to check" in reply.lower() and tour.reference not in reply, reply
+    parent.say("yes")
+    assert parent.bookings().count() == 2

@@ -665,8 +665,11 @@ class Turn:
         decided = exact and not asking
         if self.spent and self.missing:  # ACTIVE_TASK still holds the booked child and slot: book only when complete
             return [Call("check_availability", self.when_args)] if not self.reading.when.is_empty else []
+        # "we'd like to come for another tour": the parent asked for one more, so book_tour need not ask whether to
+        # move the child's upcoming tour instead
+        also = {"another_tour": True} if self.another and self.conv.upcoming_tours else {}
         if decided:
-            return [Call("book_tour", args)]
+            return [Call("book_tour", {**args, **also})]
         said = {**self.parent_memory, **self.memory.facts, **self.reading.facts}  # the parent's words, not the file
         if self.several:
             said["children"] = self.family
@@ -676,7 +679,7 @@ class Turn:
         if not self.reading.when.is_empty:
             calls.append(Call("check_availability", self.when_args))
         if new_facts:
-            calls.append(Call("book_tour", {k: v for k, v in args.items() if k not in WHEN_FIELDS}))
+            calls.append(Call("book_tour", {**{k: v for k, v in args.items() if k not in WHEN_FIELDS}, **also}))
         return calls
 
     def _manage(self, action: str) -> list[Call]:

@@ -7,6 +7,7 @@ from django.test import override_settings
 
 from bookings import services as booking_services
 from chatbot.agent import memory
+from chatbot.models import ReasoningStep
 from tests.chatbot.test_conversations import Parent, spoken
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -79,3 +80,11 @@ def test_a_parent_who_asks_for_another_tour_is_not_asked_whether_to_move_the_fir
     assert "just to check" in reply.lower() and tour.reference not in reply, reply
     parent.say("yes")
     assert parent.bookings().count() == 2
+
+
+def test_a_parent_with_no_tour_to_cancel_is_told_so_and_offered_one(school):
+    parent = Parent(school)
+    reply = parent.say("Please cancel my tour")
+    assert "couldn't find any upcoming tours" in reply and "book one" in reply, reply
+    step = ReasoningStep.objects.get(kind="observe", tool_name="manage_tour_booking")
+    assert step.tool_result["code"] == "no_upcoming_tours" and step.tool_result["suggest"] == "book_tour"

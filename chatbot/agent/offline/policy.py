@@ -688,7 +688,7 @@ class Turn:
             return []
         ref = tour.get("booking_id") if tour else None
         if not ref:
-            return [Call("manage_tour_booking", {"action": action})]
+            return [Call("manage_tour_booking", {"booking_id": "", "action": action})]  # it lists them, or says none
         if action == "cancel":
             args = {"booking_id": ref, "action": "cancel"}
             reason = self.reading.reason or self.memory.reason

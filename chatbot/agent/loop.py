@@ -279,7 +279,8 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             turn.unread = turn.unread or unread
             if cycle > 1:
                 turn.refresh_system(settings.LLM_MAX_CYCLES - cycle + 1)
-            answer = await model.complete(turn.messages, tools.all_schemas())
+            answer = await model.complete(turn.messages, tools.all_schemas(),
+                                          answer_only=cycle == settings.LLM_MAX_CYCLES)
             turn.count(answer)
             if answer.fallback_reason:
                 steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason,

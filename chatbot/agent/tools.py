@@ -407,8 +407,7 @@ def _event_dict(event) -> dict:
 
 
 def check_open_days() -> dict:
-    """List the school's upcoming open days (group events with their own times and places, booked with
-    book_tour(open_day=True))."""
+    """The school's upcoming open days (book one with book_tour(open_day=true))."""
     ctx = _ctx()
     events = [_event_dict(e) for e in bookings.open_days(ctx.school, now=ctx.now)][:MAX_SLOTS_SHOWN]
     if not events:
@@ -764,7 +763,7 @@ def join_waitlist(
     child_name: str | None = None,
     child_age: int | None = None,
 ) -> dict:
-    """Join the waitlist of the full tour book_tour reported, or of the one given; known details are kept."""
+    """Join the waitlist of the full tour book_tour reported (or the one given)."""
     ctx = _ctx()
     intake = _intake(ctx)
     given = {"parent_name": parent_name, "parent_phone": parent_phone, "child_name": child_name,

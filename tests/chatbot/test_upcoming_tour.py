@@ -6,7 +6,10 @@ import pytest
 from django.test import override_settings
 
 from bookings import services as booking_services
-from chatbot.agent import memory
+from chatbot.agent import memory, tools
+from chatbot.agent.offline.conversation import read
+from chatbot.agent.offline.policy import Turn
+from chatbot.agent.prompt import facts_section
 from chatbot.models import ReasoningStep
 from tests.chatbot.test_conversations import Parent, spoken
 
@@ -88,3 +91,21 @@ def test_a_parent_with_no_tour_to_cancel_is_told_so_and_offered_one(school):
     assert "couldn't find any upcoming tours" in reply and "book one" in reply, reply
     step = ReasoningStep.objects.get(kind="observe", tool_name="manage_tour_booking")
     assert step.tool_result["code"] == "no_upcoming_tours" and step.tool_result["suggest"] == "book_tour"
+
+
+@pytest.mark.parametrize("answer, choice", [
+    ("Please move that one", "move"), ("yes", "move"), ("Tolong pindahkan yang itu", "move"), ("请把那次改期", "move"),
+    ("அதை மாற்றுங்கள்", "move"),
+    ("Book another one as well please", "another"), ("both please", "another"), ("Tempah satu lagi juga", "another"),
+    ("另外再预约一次", "another"), ("இன்னொன்றும் முன்பதிவு செய்யுங்கள்", "another"),
+    ("what time does it start?", ""),
+])
+def test_the_answer_to_move_or_another_is_read_in_every_language(answer, choice):
+    task = {"task_type": "tour_booking", "upcoming_tour_asked": "T-ABC123",
+            "collected": {"child_name": "Mia", "preferred_date": "2026-11-26", "preferred_time": "11:00"}}
+    system = "## Facts\n" + facts_section(dt.datetime(2026, 11, 22, 14, 5), "Asia/Singapore", {}, {
+        "upcoming_tours": ["Tue 2026-11-24 09:00 T-ABC123 Mia"]}, task, "")
+    asked = "Mia already has a tour on Tuesday 24 November at 09:00 (T-ABC123). Shall I move that tour ...?"
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": "book Mia on Thursday at 11"},
+                {"role": "assistant", "content": asked}, {"role": "user", "content": answer}]
+    assert Turn(read(messages), set(tools.TOOLS)).upcoming_choice == choice

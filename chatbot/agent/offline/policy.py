@@ -54,8 +54,8 @@ PARENT_FIELDS = ("parent_name", "parent_phone", "parent_email")
 YES_ANSWERS = frozenset({"offer_book", "read_back", "confirm_cancel", "offer_waitlist", "offer_callback", "seat_offer"})
 # The parent's answer to book_tour's has_upcoming_tour ("move that tour, or book another as well?"), glossed.
 MOVE_IT = re.compile(r"\b(?:move|moving|change|reschedul\w*|shift|instead)\b", re.IGNORECASE)
-ANOTHER_TOO = re.compile(r"\b(?:another|second|both|as well|also|too|new one|one more|extra|separate|keep)\b",
-                         re.IGNORECASE)
+ANOTHER_TOO = re.compile(r"\b(?:another|second|both|as well|also|too|new one|one more|extra|separate|keep|lagi)\b"
+                         r"|再|另外|இன்னொ|மற்றொ", re.IGNORECASE)  # (words the glossary leaves as they are)
 TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback", "join_waitlist",
               "answer_seat_offer", "check_open_days"}
 

@@ -724,7 +724,9 @@ def update_context(
             if ctx.contact.name != known_as:
                 saved_to.append("contact")
     result = {"field": name, "old_value": old, "new_value": value}
-    if booked and name in bookings.CORRECTABLE_FIELDS:
+    # the tour booked in this chat, while it is still coming up; a tour named by reference in any case (a tour that
+    # took place or was cancelled is refused: an error, with nothing changed)
+    if booked and name in bookings.CORRECTABLE_FIELDS and (upcoming or booking_id):
         was = _booking_details(booked)
         if result["old_value"] is None:
             result["old_value"] = getattr(booked, name)
@@ -733,7 +735,7 @@ def update_context(
             saved_to.append(f"booking {booked.reference}")
             result["booking_updated"] = booked.reference
     if not saved_to:
-        where = f" (and on tour {booked.reference})" if booked and name in bookings.CORRECTABLE_FIELDS else ""
+        where = f" (and on tour {booked.reference})" if upcoming and name in bookings.CORRECTABLE_FIELDS else ""
         return _not_changed(name, value, f"{name} is already {value}{where}.")
     if upcoming and name in ("preferred_date", "preferred_time"):  # a detail of the booking being collected
         result["note"] = f"Only the booking being collected changed; tour {booked.reference} is not moved."

@@ -348,3 +348,16 @@ def test_a_tool_that_cannot_apply_says_why(ctx):
     assert result["status"] == "error" and result["suggest"] == "book_tour" and "T-7KQ3XM" in result["message"]
     assert call(ctx, "check_unread_messages") == {"has_unread": False, "messages": []}
     assert call(ctx, "answer_seat_offer", answer="accept")["status"] == "error"
+
+
+def test_a_correction_after_the_chats_tour_was_cancelled_goes_only_into_the_details(ctx, next_weekday, school,
+                                                                                   contact):
+    booking = _earlier_booking(school, contact, next_weekday(school, 1))
+    bookings.cancel_tour(booking=booking, reason="")
+    ctx.active.last_booking_id = booking.reference
+    result = call(ctx, "update_context", field_to_update="child_name", new_value="Miah")
+    booking.refresh_from_db()
+    assert (result["status"], result["saved_to"], booking.child_name) == ("updated", ["collected"], "Mia")
+    result = call(ctx, "update_context", field_to_update="child_name", new_value="Miah",
+                  booking_id=booking.reference)
+    assert result["status"] == "error", "a cancelled tour named by reference is refused, not said to be changed"

@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from bookings.models import CallbackRequest, SchoolClosure, TourBooking, TourSlot
+from bookings.models import CallbackRequest, SchoolClosure, TourBooking, TourSlot, split_names
 from config import rows
 
 
@@ -38,6 +38,13 @@ def upcoming_bookings(contact, now=None) -> QuerySet[TourBooking]:
     return TourBooking.objects.filter(
         contact=contact, status=TourBooking.Status.SCHEDULED, starts_at__gte=now or timezone.now()
     ).select_related("school")
+
+
+def upcoming_with_children(contact, names: list[str], now=None) -> list[TourBooking]:
+    """The contact's upcoming tours that one of these children (by name, any case) is already coming to."""
+    wanted = {name.strip().casefold() for name in names if name and name.strip()}
+    return [booking for booking in upcoming_bookings(contact, now).order_by("starts_at")
+            if wanted & {name.strip().casefold() for name in split_names(booking.child_name)}]
 
 
 def open_callbacks(contact) -> QuerySet[CallbackRequest]:

@@ -50,7 +50,7 @@ TEMPLATES = (
 DONE_VERBS = {
     "booked": (
         r"\b(?:I|we)(?:'ve| have)(?: now| just)? (?:booked|reserved|confirmed)\b",
-        r"\b(?:is|are|has been|have been|was|were)(?: now| all)? (?:booked|reserved|confirmed)\b",
+        r"\b(?:is|are|has been|have been|was|were)(?: now| all)? (?:booked|reserved|confirmed)\b(?! (?:up|out|solid))",
         r"\byou(?:'re| are) (?:all )?booked\b",
         r"(?:已|已经)(?:为您|帮您|给您)?(?:预约|预订|订好|确认)|预约成功|预订成功|已订在",
         r"\b(?:telah|sudah) (?:di)?tempah\b|\bsaya telah menempah\b|\btempahan (?:anda )?(?:telah )?disahkan\b",

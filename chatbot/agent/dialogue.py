@@ -42,6 +42,7 @@ ASKS = frozenset({
     "offer_callback",  # yes or no to "shall someone call you back?"
     "offer_waitlist",  # yes or no to "shall I put you on its waitlist?"
     "seat_offer",  # yes or no to a seat held from the waitlist (chatbot.outreach)
+    "move_or_another",  # the child has a tour coming up: move it, or book another as well? (book_tour)
 })
 TASKS = frozenset({"book", "reschedule", "cancel", "callback", "waitlist"})
 DONE_BY_TOOL = {"book_tour": "booked", "request_callback": "callback_requested", "join_waitlist": "waitlisted"}

@@ -11,7 +11,10 @@ to a database thread and back:
 2. per tool cycle: the tools, each in a hop of its own (concurrently); the cycle's
    reasoning steps in one statement after the tools' writes (the first cycle's with
    the reply's row): a single tool call's in its own hop, right after it; then
-   streamed together;
+   streamed together. A round with a tool that writes also reads CONTACT again in
+   that hop, so every model call's facts are as they are then (`Turn.refresh_system`,
+   with CYCLES_LEFT: the calls left in the turn). Every call is offered every tool
+   (`tools.all_schemas()`, one order: the prefix a provider caches);
 3. `_finish`: unless a message of the contact is waiting (one that arrived while the
    model answered: it is taken into the turn and the model asked again), the answer
    step, the reply and the conversation's totals in one statement
@@ -277,7 +280,8 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             turn.unread = turn.unread or unread
             if cycle > 1:
                 turn.refresh_system(settings.LLM_MAX_CYCLES - cycle + 1)
-            answer = await model.complete(turn.messages, tools.all_schemas())
+            answer = await model.complete(turn.messages, tools.all_schemas(),
+                                          answer_only=cycle == settings.LLM_MAX_CYCLES)
             turn.count(answer)
             if answer.fallback_reason:
                 steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason,

@@ -67,17 +67,22 @@ class ActiveContext:
     read_back: dict[str, Any] = field(default_factory=dict)  # {"actions", "after"}: see chatbot.agent.confirmation
     full_slot: dict[str, str] = field(default_factory=dict)  # {"date", "time"} of the full tour last asked for
     dialogue: DialogueState = field(default_factory=DialogueState)  # what the last reply asked, offered and did
+    upcoming_tour_asked: str = ""  # book_tour asked whether to move this upcoming tour or book another as well
+    another_tour: bool = False  # the parent chose to book another tour besides the upcoming one(s)
     _saved: str = field(default="", repr=False, compare=False)  # the JSON this object last wrote
 
     def as_prompt_dict(self) -> dict:
         return {"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
                 "last_booking_id": self.last_booking_id, "awaiting_yes_to": self.read_back.get("actions") or [],
-                "full_slot": self.full_slot, "dialogue": self.dialogue.as_prompt_dict()}
+                "full_slot": self.full_slot, "upcoming_tour_asked": self.upcoming_tour_asked,
+                "another_tour": self.another_tour,
+                "dialogue": self.dialogue.as_prompt_dict()}
 
     def _to_json(self) -> str:
         return json.dumps({"task_type": self.task_type, "collected": self.collected, "slots_shown": self.slots_shown,
                            "last_booking_id": self.last_booking_id, "session_started_at": self.session_started_at,
                            "read_back": self.read_back, "full_slot": self.full_slot,
+                           "upcoming_tour_asked": self.upcoming_tour_asked, "another_tour": self.another_tour,
                            "dialogue": self.dialogue.as_dict()})
 
     @classmethod
@@ -87,7 +92,8 @@ class ActiveContext:
         return cls(school_id, contact_id, data.get("task_type", ""), data.get("collected", {}),
                    data.get("slots_shown", []), data.get("last_booking_id", ""),
                    data.get("session_started_at") or timezone.now().isoformat(), data.get("read_back") or {},
-                   data.get("full_slot") or {}, DialogueState.from_dict(data.get("dialogue")))
+                   data.get("full_slot") or {}, data.get("upcoming_tour_asked") or "",
+                   bool(data.get("another_tour")), DialogueState.from_dict(data.get("dialogue")))
 
     @classmethod
     def load(cls, school_id: int, contact_id: int) -> "ActiveContext":

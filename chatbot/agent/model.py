@@ -100,10 +100,11 @@ def wire_messages(messages: list[dict]) -> list[dict]:
             for m in messages]
 
 
-async def _call_hosted(model: str, messages: list[dict], tools: list[dict]) -> ModelReply:
+async def _call_hosted(model: str, messages: list[dict], tools: list[dict], answer_only: bool = False) -> ModelReply:
     litellm = litellm_module()
+    # the last call of a turn answers in text; the tools stay in the request (the cached prefix), only not callable
     kwargs = {"model": model, "messages": wire_messages(messages), "tools": tools,
-              "timeout": settings.LLM_TIMEOUT_SECONDS, "tool_choice": "auto",
+              "timeout": settings.LLM_TIMEOUT_SECONDS, "tool_choice": "none" if answer_only else "auto",
               "max_retries": 0}  # the provider SDK must not retry inside our attempt: complete() decides
     kwargs.update({k: v for k, v in (("api_base", settings.LLM_API_BASE), ("api_key", settings.LLM_API_KEY)) if v})
     response = await litellm.acompletion(**kwargs)
@@ -124,23 +125,25 @@ async def _call_hosted(model: str, messages: list[dict], tools: list[dict]) -> M
     )
 
 
-async def _call(model: str, messages: list[dict], tools: list[dict]) -> ModelReply:
+async def _call(model: str, messages: list[dict], tools: list[dict], answer_only: bool = False) -> ModelReply:
     started = time.perf_counter()
-    local = local_model(model)
-    reply = await (local(model, messages, tools) if local else _call_hosted(model, messages, tools))
+    local = local_model(model)  # an in-process model reads CYCLES_LEFT from the facts instead
+    reply = await (local(model, messages, tools) if local else _call_hosted(model, messages, tools, answer_only))
     reply.model = model
     reply.latency_ms = int((time.perf_counter() - started) * 1000)
     return reply
 
 
-async def complete(messages: list[dict], tools: list[dict], model: str | None = None) -> ModelReply:
-    """Ask the configured model; retry once on failure; then fall back to the offline policy."""
+async def complete(messages: list[dict], tools: list[dict], model: str | None = None, *,
+                   answer_only: bool = False) -> ModelReply:
+    """Ask the configured model; retry once on failure; then fall back to the offline policy. `answer_only`: the
+    turn's last call (CYCLES_LEFT: 1), which must answer in text: a hosted model gets `tool_choice: "none"`."""
     model = model or settings.LLM_MODEL
     errors = []
     attempts = 1 if model == OFFLINE_MODEL else 2
     for attempt in range(attempts):
         try:
-            reply = await _call(model, messages, tools)
+            reply = await _call(model, messages, tools, answer_only)
             reply.errors = errors
             return reply
         except Exception as exc:  # provider errors of every kind: timeouts, 5xx, bad responses

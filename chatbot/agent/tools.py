@@ -295,6 +295,7 @@ def book_tour(
     children: list[dict] | None = None,
     open_day: bool | None = None,
     confirmed: bool | None = None,
+    another_tour: bool | None = None,
 ) -> dict:
     """Book a family's campus tour with whatever is known; it answers "missing_fields" until complete.
 
@@ -303,6 +304,7 @@ def book_tour(
         children: Every child: [{name, age, date_of_birth, year_group}].
         open_day: An open day (check_open_days) on preferred_date.
         confirmed: True only if the parent's latest message agreed to your read-back of exactly this booking.
+        another_tour: true: book it besides the child's upcoming tour (has_upcoming_tour).
     """
     ctx = _ctx()
     event = bool(open_day) or ctx.active.task_type == OPEN_DAY_TASK
@@ -357,6 +359,13 @@ def book_tour(
         intake.forget(exc.field)
         _keep(ctx, intake)
         return _booking_error(exc, (day, start_time))
+    if another_tour:
+        ctx.active.another_tour, ctx.active.upcoming_tour_asked = True, ""
+    coming = [] if ctx.active.another_tour else booking_selectors.upcoming_with_children(
+        ctx.contact, [c.name for c in children], ctx.now)
+    if coming:  # ask first: move that tour, or book another as well? (a sibling's own tour is not asked about)
+        ctx.active.upcoming_tour_asked = coming[0].reference
+        return _has_upcoming_tour(coming, details)
     action = "book " + _described(details)
     if _awaiting_yes(ctx, action, confirmed):
         ctx.active.slots_shown = []  # the parent chose: a "yes" now answers the read-back, not an old list
@@ -378,8 +387,20 @@ def book_tour(
     ctx.active.collected = {}
     ctx.active.slots_shown = []
     ctx.active.task_type = ""
+    ctx.active.another_tour, ctx.active.upcoming_tour_asked = False, ""
     ctx.active.last_booking_id = booking.reference
     return {"status": "success", "booking_id": booking.reference, "confirmation_details": _confirmation(booking)}
+
+
+def _has_upcoming_tour(coming: list, details: dict) -> dict:
+    """book_tour's question before a read-back, for a child who already has an upcoming tour: nothing is booked."""
+    tour = coming[0]
+    local = tour.local_start
+    return {"status": "has_upcoming_tour", "your_bookings": [_booking_summary(b) for b in coming[:5]],
+            "requested": {k: details[k] for k in ("date", "weekday", "time", "label", "child_name") if k in details},
+            "message": f"{tour.child_name} already has tour {tour.reference} on {describe_date(local.date())} at "
+                       f"{local:%H:%M}. Nothing is booked yet: ask whether to move that one to the time asked for "
+                       "(manage_tour_booking) or book another tour as well (book_tour again with another_tour=true)."}
 
 
 OPEN_DAY_TASK = "open_day_booking"
@@ -393,8 +414,7 @@ def _event_dict(event) -> dict:
 
 
 def check_open_days() -> dict:
-    """List the school's upcoming open days (group events with their own times and places, booked with
-    book_tour(open_day=True))."""
+    """The school's upcoming open days (book one with book_tour(open_day=true))."""
     ctx = _ctx()
     events = [_event_dict(e) for e in bookings.open_days(ctx.school, now=ctx.now)][:MAX_SLOTS_SHOWN]
     if not events:
@@ -586,6 +606,8 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
         return {"status": "confirm", "action": "reschedule", "booking_id": booking.reference,
                 "from": _confirmation(booking), "to": _tour_details(ctx.school, day, start_time),
                 "message": confirmation.NOT_YET}
+    if ctx.active.upcoming_tour_asked == booking.reference:  # the parent chose to move it (not to book another)
+        ctx.active.upcoming_tour_asked = ""
     moved = bookings.reschedule_tour(booking=booking, new_date=day, new_time=start_time, now=ctx.now)
     _done(ctx, action)
     ctx.active.last_booking_id = moved.reference
@@ -766,7 +788,9 @@ def update_context(
             if ctx.contact.name != known_as:
                 saved_to.append("contact")
     result = {"field": name, "old_value": old, "new_value": value}
-    if booked and name in bookings.CORRECTABLE_FIELDS:
+    # the tour booked in this chat, while it is still coming up; a tour named by reference in any case (a tour that
+    # took place or was cancelled is refused: an error, with nothing changed)
+    if booked and name in bookings.CORRECTABLE_FIELDS and (upcoming or booking_id):
         was = _booking_details(booked)
         if result["old_value"] is None:
             result["old_value"] = getattr(booked, name)
@@ -775,7 +799,7 @@ def update_context(
             saved_to.append(f"booking {booked.reference}")
             result["booking_updated"] = booked.reference
     if not saved_to:
-        where = f" (and on tour {booked.reference})" if booked and name in bookings.CORRECTABLE_FIELDS else ""
+        where = f" (and on tour {booked.reference})" if upcoming and name in bookings.CORRECTABLE_FIELDS else ""
         return _not_changed(name, value, f"{name} is already {value}{where}.")
     if upcoming and name in ("preferred_date", "preferred_time"):  # a detail of the booking being collected
         result["note"] = f"Only the booking being collected changed; tour {booked.reference} is not moved."
@@ -805,7 +829,7 @@ def join_waitlist(
     child_name: str | None = None,
     child_age: int | None = None,
 ) -> dict:
-    """Join the waitlist of the full tour book_tour reported, or of the one given; known details are kept."""
+    """Join the waitlist of the full tour book_tour reported (or the one given)."""
     ctx = _ctx()
     intake = _intake(ctx)
     given = {"parent_name": parent_name, "parent_phone": parent_phone, "child_name": child_name,

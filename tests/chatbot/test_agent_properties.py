@@ -17,7 +17,7 @@ from tests.factories import ContactFactory, SchoolFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
-STATUSES = {"success", "error", "missing_fields", "no_match", "updated"}
+STATUSES = {"success", "error", "missing_fields", "no_match", "updated", "not_changed", "confirm", "has_upcoming_tour"}
 text = st.text(max_size=40)
 maybe_text = st.none() | text
 TOOL_ARGUMENTS = {

@@ -121,6 +121,7 @@ def test_a_models_own_wording_is_read_too(text, kind):
     "I haven't moved anything yet: shall I?",
     "Your tour is on Thursday 26 November at 09:00 (T-ABC123).",
     "Tours can be booked up to 30 days ahead.",
+    "Sorry, the 09:00 tour is booked out; the 11:00 one has seats.",
     'As for "has my tour been cancelled", I\'m not sure.',
     "我还没有为您取消。",
 ])

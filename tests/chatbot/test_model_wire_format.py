@@ -58,6 +58,7 @@ async def test_openai_wire_format(httpserver):
     first, second = (json.loads(request.get_data()) for request, _ in httpserver.log)
     assert httpserver.log[0][0].headers["Authorization"] == "Bearer sk-test-not-a-real-key"
     assert first["model"] == "gpt-4o-mini"
+    assert (first["tool_choice"], second["tool_choice"]) == ("auto", "auto")
     everything = ["check_availability", "book_tour", "manage_tour_booking", "request_callback", "manage_callback",
                   "get_faq_answer",
                   "update_context", "check_unread_messages", "join_waitlist", "answer_seat_offer", "check_open_days"]
@@ -99,6 +100,20 @@ def _llama_cpp_server(request):
         "id": TOOL_CALL_ID, "type": "function",
         "function": {"name": "check_availability", "arguments": "{}"}}]}, "tool_calls")),
         content_type="application/json")
+
+
+async def test_the_last_call_of_a_turn_keeps_the_tools_but_may_only_answer(httpserver):
+    for body in RECORDED:
+        httpserver.expect_ordered_request("/v1/chat/completions", method="POST").respond_with_json(body)
+    conversation, message = await _conversation()
+    with override_settings(LLM_MODEL="openai/gpt-4o-mini", LLM_API_BASE=httpserver.url_for("/v1"),
+                           LLM_API_KEY="sk-test-not-a-real-key", LLM_MAX_CYCLES=2):
+        reply = await run_turn(conversation, [message])
+    first, second = (json.loads(request.get_data()) for request, _ in httpserver.log)
+    assert (first["tool_choice"], second["tool_choice"]) == ("auto", "none")
+    assert second["tools"] == first["tools"]  # the same prefix: only the choice differs
+    assert "CYCLES_LEFT: 1" in second["messages"][0]["content"]
+    assert reply.text == "We have morning tours on Tuesday at 09:00 and 11:00."
 
 
 async def test_a_self_hosted_llama_cpp_server_accepts_the_tool_call_history(httpserver):

@@ -113,6 +113,29 @@ def test_update_context_says_where_a_value_went_and_nothing_when_it_was_so_alrea
     assert call(ctx, "update_context", field_to_update="preferred_name", new_value="Jonny")["status"] == "not_changed"
 
 
+def test_book_tour_asks_first_when_the_child_already_has_a_tour_coming_up(ctx, next_weekday, school, contact):
+    booking = _earlier_booking(school, contact, next_weekday(school, 1))
+    thursday = next_weekday(school, 3).isoformat()
+    details = {"parent_name": "Jon Tan", "parent_phone": "+6591234567", "child_age": 5,
+               "preferred_date": thursday, "preferred_time": "11:00"}
+    result = call(ctx, "book_tour", child_name="mia", **details)
+    assert result["status"] == "has_upcoming_tour" and "Nothing is booked yet" in result["message"]
+    assert [b["booking_id"] for b in result["your_bookings"]] == [booking.reference]
+    assert result["requested"]["date"] == thursday and ctx.active.upcoming_tour_asked == booking.reference
+    assert TourBooking.objects.filter(contact=contact).count() == 1 and not ctx.active.read_back
+
+    result = call(ctx, "book_tour", another_tour=True)  # "both, please": the read-back, from what was collected
+    assert result["status"] == "confirm" and result["read_back"]["child_name"] == "mia"
+    assert ctx.active.another_tour and not ctx.active.upcoming_tour_asked
+
+
+def test_a_siblings_tour_is_read_back_without_the_question(ctx, next_weekday, school, contact):
+    _earlier_booking(school, contact, next_weekday(school, 1))
+    result = call(ctx, "book_tour", parent_name="Jon Tan", parent_phone="+6591234567", child_name="Sam",
+                  child_age=7, preferred_date=next_weekday(school, 3).isoformat(), preferred_time="11:00")
+    assert result["status"] == "confirm" and result["read_back"]["child_name"] == "Sam"
+
+
 def test_a_correction_by_reference_cannot_touch_someone_elses_tour(ctx, next_weekday, school):
     theirs = _earlier_booking(school, ContactFactory(school=school), next_weekday(school, 1))
     result = call(ctx, "update_context", field_to_update="child_name", new_value="Miah",
@@ -334,3 +357,16 @@ def test_a_tool_that_cannot_apply_says_why(ctx):
     assert result["status"] == "error" and result["suggest"] == "book_tour" and "T-7KQ3XM" in result["message"]
     assert call(ctx, "check_unread_messages") == {"has_unread": False, "messages": []}
     assert call(ctx, "answer_seat_offer", answer="accept")["status"] == "error"
+
+
+def test_a_correction_after_the_chats_tour_was_cancelled_goes_only_into_the_details(ctx, next_weekday, school,
+                                                                                   contact):
+    booking = _earlier_booking(school, contact, next_weekday(school, 1))
+    bookings.cancel_tour(booking=booking, reason="")
+    ctx.active.last_booking_id = booking.reference
+    result = call(ctx, "update_context", field_to_update="child_name", new_value="Miah")
+    booking.refresh_from_db()
+    assert (result["status"], result["saved_to"], booking.child_name) == ("updated", ["collected"], "Mia")
+    result = call(ctx, "update_context", field_to_update="child_name", new_value="Miah",
+                  booking_id=booking.reference)
+    assert result["status"] == "error", "a cancelled tour named by reference is refused, not said to be changed"

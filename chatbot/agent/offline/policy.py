@@ -22,6 +22,7 @@ from chatbot.agent.dialogue import ASKS, TASKS, Declared, DialogueState
 from chatbot.agent.offline import replies
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
+from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.lexicon import CALLBACK_REF, NO, YES
 from chatbot.agent.offline.understanding import (
     WHEN_FIELDS,
@@ -51,6 +52,10 @@ TASK_FLOWS = {
 PARENT_FIELDS = ("parent_name", "parent_phone", "parent_email")
 # questions of the last reply that a "yes" answers, rather than the slots it listed ("propose_first": `choice`)
 YES_ANSWERS = frozenset({"offer_book", "read_back", "confirm_cancel", "offer_waitlist", "offer_callback", "seat_offer"})
+# The parent's answer to book_tour's has_upcoming_tour ("move that tour, or book another as well?"), glossed.
+MOVE_IT = re.compile(r"\b(?:move|moving|change|reschedul\w*|shift|instead)\b", re.IGNORECASE)
+ANOTHER_TOO = re.compile(r"\b(?:another|second|both|as well|also|too|new one|one more|extra|separate|keep|lagi)\b"
+                         r"|再|另外|இன்னொ|மற்றொ", re.IGNORECASE)  # (words the glossary leaves as they are)
 CONFIRMED_TOOLS = {"book_tour", "manage_tour_booking", "answer_seat_offer"}  # they commit after a read-back
 TASK_TOOLS = {"book_tour", "check_availability", "manage_tour_booking", "request_callback", "manage_callback",
               "join_waitlist", "answer_seat_offer", "check_open_days"}
@@ -381,6 +386,8 @@ class Turn:
         intents = reading.intents
         if "injection" in intents:
             return "refuse"
+        if self.upcoming_choice:  # the answer to "move that tour, or book another as well?"
+            return "reschedule" if self.upcoming_choice == "move" else "book"
         if "keep" in intents:
             return "book" if "book" in intents else "keep"
         # the answer to a seat held from a waitlist, however long the message (in a new chat: CONTACT.seat_offer,
@@ -436,6 +443,19 @@ class Turn:
         if reading.questions:
             return pending or "faq"
         return "chat"
+
+    @cached_property
+    def upcoming_choice(self) -> str:
+        """"move" or "another": the parent's answer to book_tour's question about the child's upcoming tour
+        (ACTIVE_TASK.upcoming_tour_asked, asked in the last reply); "" when this message is not one."""
+        if not self.conv.task.get("upcoming_tour_asked") or "move_or_another" not in self.state.asked:
+            return ""
+        said = " ".join(gloss(text).text for text in self.conv.turn_texts)
+        if ANOTHER_TOO.search(said) or "another" in self.reading.intents:
+            return "another"
+        if MOVE_IT.search(said) or self.reading.intents & {"reschedule", "yes"}:  # "Shall I move that tour...?"
+            return "move"
+        return ""
 
     @cached_property
     def then(self) -> str:
@@ -625,6 +645,10 @@ class Turn:
         return [Call("book_tour", args)]
 
     def _book(self) -> list[Call]:
+        if self.upcoming_choice == "another":  # the details are in ACTIVE_TASK: book them besides the upcoming tour
+            date, time = self.slot if not self.reading.when.is_empty else (None, None)
+            return [Call("book_tour", {"another_tour": True, **({"preferred_date": date} if date else {}),
+                                       **({"preferred_time": time} if time else {})})]
         if self.open_day:
             return self._book_open_day()
         if self._ambiguous:
@@ -636,8 +660,11 @@ class Turn:
         decided = exact and not asking
         if self.spent and self.missing:  # ACTIVE_TASK still holds the booked child and slot: book only when complete
             return [Call("check_availability", self.when_args)] if not self.reading.when.is_empty else []
+        # "we'd like to come for another tour": the parent asked for one more, so book_tour need not ask whether to
+        # move the child's upcoming tour instead
+        also = {"another_tour": True} if self.another and self.conv.upcoming_tours else {}
         if decided:
-            return [Call("book_tour", args)]
+            return [Call("book_tour", {**args, **also})]
         said = {**self.parent_memory, **self.memory.facts, **self.reading.facts}  # the parent's words, not the file
         if self.several:
             said["children"] = self.family
@@ -647,7 +674,7 @@ class Turn:
         if not self.reading.when.is_empty:
             calls.append(Call("check_availability", self.when_args))
         if new_facts:
-            calls.append(Call("book_tour", {k: v for k, v in args.items() if k not in WHEN_FIELDS}))
+            calls.append(Call("book_tour", {**{k: v for k, v in args.items() if k not in WHEN_FIELDS}, **also}))
         return calls
 
     def _manage(self, action: str) -> list[Call]:
@@ -656,7 +683,7 @@ class Turn:
             return []
         ref = tour.get("booking_id") if tour else None
         if not ref:
-            return [Call("manage_tour_booking", {"action": action})]
+            return [Call("manage_tour_booking", {"booking_id": "", "action": action})]  # it lists them, or says none
         if action == "cancel":
             args = {"booking_id": ref, "action": "cancel"}
             reason = self.reading.reason or self.memory.reason
@@ -687,6 +714,9 @@ class Turn:
         """(the tour to change, whether the parent must still say which)."""
         tours = self.conv.upcoming_tours
         by_ref = {t["booking_id"]: t for t in tours}
+        if self.upcoming_choice == "move":
+            asked = str(self.conv.task["upcoming_tour_asked"])
+            return by_ref.get(asked, {"booking_id": asked}), False
         if self.reading.booking_refs:
             ref = self.reading.booking_refs[-1]
             return by_ref.get(ref, {"booking_id": ref}), False
@@ -790,7 +820,14 @@ class Turn:
                 if pending:
                     return Decision(calls=pending)
         with translation.override(self.conv.language), replies.recording() as declared:
-            return Decision(text=compose(self), declared=declared)
+            asked = self.conv.last_result("book_tour") or {}
+            if asked.get("status") == "has_upcoming_tour":  # nothing booked: move that tour, or book another?
+                answers = [replies.faq_answer(r) if r.get("status") == "success" else replies.faq_unknown(False)
+                           for r in self.conv.results("get_faq_answer")]
+                text = replies.join([*answers, replies.move_or_another(asked, self.today)])
+            else:
+                text = compose(self)
+            return Decision(text=text, declared=declared)
 
 
 def _asked(state: DialogueState, contact: dict) -> frozenset[str]:

@@ -646,6 +646,18 @@ def _details_slot(result: dict, today: dt.date) -> str:
     return human_slot(details.get("date", ""), details.get("time"), today) if details.get("date") else ""
 
 
+def move_or_another(result: dict, today: dt.date) -> str:
+    """book_tour's has_upcoming_tour: the child already has a tour coming up; move it, or book another as well?"""
+    tour = (result.get("your_bookings") or [{}])[0]
+    wanted = result.get("requested") or {}
+    values = {"child": _names_said(tour.get("child_name")) or _("your child"), "reference": tour.get("booking_id"),
+              "when": human_slot(str(tour.get("date") or ""), tour.get("time"), today),
+              "new": human_slot(str(wanted.get("date") or ""), wanted.get("time"), today)}
+    _ask("move_or_another")
+    return _("%(child)s already has a tour on %(when)s (%(reference)s). Shall I move that tour to %(new)s instead, "
+             "or book another tour as well?") % values
+
+
 def rescheduled(result: dict, today: dt.date) -> str:
     when = _details_slot(result, today)
     if when:
@@ -657,7 +669,7 @@ def rescheduled(result: dict, today: dt.date) -> str:
 
 
 def cancelled(result: dict, tour: dict | None, today: dt.date, offer_new: bool = True) -> str:
-    """The cancellation (the policy reads "tour T-... has been cancelled" back: reply_markers.COMPLETED)."""
+    """The cancellation, with the tour's reference."""
     values = {"reference": result.get("booking_id")}
     if tour and tour.get("date"):
         values["when"] = human_slot(str(tour["date"]), tour.get("time"), today)

@@ -92,8 +92,9 @@ class ActiveContext:
         return cls(school_id, contact_id, data.get("task_type", ""), data.get("collected", {}),
                    data.get("slots_shown", []), data.get("last_booking_id", ""),
                    data.get("session_started_at") or timezone.now().isoformat(), data.get("read_back") or {},
-                   data.get("full_slot") or {}, data.get("upcoming_tour_asked") or "",
-                   bool(data.get("another_tour")), DialogueState.from_dict(data.get("dialogue")))
+                   data.get("full_slot") or {}, dialogue=DialogueState.from_dict(data.get("dialogue")),
+                   upcoming_tour_asked=data.get("upcoming_tour_asked") or "",
+                   another_tour=bool(data.get("another_tour")))
 
     @classmethod
     def load(cls, school_id: int, contact_id: int) -> "ActiveContext":

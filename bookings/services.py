@@ -498,14 +498,18 @@ def record_tour_outcome(*, booking: TourBooking, status: str) -> TourBooking:
     return locked
 
 
-CORRECTABLE_FIELDS = ("parent_name", "parent_phone", "parent_email", "child_name", "child_age", "special_requirements")
+CORRECTABLE_FIELDS = ("parent_name", "parent_phone", "parent_email", "child_name", "child_age", "special_requirements",
+                      "children")
 
 
 def correct_booking_details(*, booking: TourBooking, now: dt.datetime | None = None, **fields) -> TourBooking:
     """Fix details of a scheduled tour after the fact ("it's Anna, not Ana"); the slot is unchanged.
 
     `child_name` / `child_age` correct the tour's only child; on a tour for several children a corrected name
-    replaces the one spelt most like it, and an age needs `child` (the name of the child it belongs to)."""
+    replaces the one spelt most like it, and an age needs `child` (the name of the child it belongs to).
+    `children` (ChildDetails) are the children coming, as the parent says them now: one already on the tour
+    (by name) takes what is given of it, a new one joins the tour (a sibling brought along), within the school's
+    cap on people."""
     which = fields.pop("child", None)
     unknown = set(fields) - set(CORRECTABLE_FIELDS)
     if unknown:
@@ -523,6 +527,14 @@ def correct_booking_details(*, booking: TourBooking, now: dt.datetime | None = N
         children[index] = ChildDetails(str(given.get("child_name") or child.name).strip(),
                                        given.get("child_age", child.age), child.date_of_birth, child.year_group)
         renamed = (child.name, children[index].name) if children[index].name != child.name else None
+    for child in given.get("children") or []:
+        known = next((i for i, c in enumerate(children) if c.name.lower() == child.name.strip().lower()), None)
+        if known is None:
+            children.append(child)
+        else:
+            was = children[known]
+            children[known] = ChildDetails(was.name, was.age if child.age is None else child.age,
+                                           child.date_of_birth or was.date_of_birth, child.year_group or was.year_group)
     parent_name, phone, email = _clean_details(booking.school, merged["parent_name"], merged["parent_phone"],
                                                merged["parent_email"], children)
     children = clean_children(booking.school, children, booking.adults)

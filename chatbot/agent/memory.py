@@ -33,7 +33,7 @@ logger = logging.getLogger(__name__)
 
 ACTIVE_FIELDS = (
     "parent_name", "parent_phone", "parent_email", "child_name", "child_age",
-    "preferred_date", "preferred_time", "special_requirements", "preferred_name",
+    "preferred_date", "preferred_time", "special_requirements", "preferred_name", "children",
 )
 
 

@@ -13,6 +13,7 @@ import datetime as dt
 import inspect
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -465,8 +466,7 @@ def _book_open_day(ctx: ToolContext, intake: Intake, confirmed: bool) -> dict:
 
 
 def _child_details(intake: Intake) -> list:
-    return [bookings.ChildDetails(c["name"], c.get("age"), _iso_day(c.get("date_of_birth")), c.get("year_group", ""))
-            for c in intake.children]
+    return [_child_detail(c) for c in intake.children]
 
 
 def _iso_day(value: str | None) -> dt.date | None:
@@ -742,13 +742,14 @@ def update_context(
 
     Args:
         field_to_update: A book_tour argument or preferred_name.
+        new_value: For children: the children coming, e.g. '[{"name": "Nur", "age": 3}]' (a sibling joins the tour).
     """
     ctx = _ctx()
     name = (field_to_update or "").strip()
     if name not in memory.ACTIVE_FIELDS:
         return _error(f"“{name}” is not a field I keep. Use one of: {', '.join(memory.ACTIVE_FIELDS)}.")
     try:
-        value = _clean_field(name, new_value, ctx)
+        value = _clean_field(name, _children_said(new_value) if name == "children" else new_value, ctx)
     except ValueError as exc:
         return _error(str(exc), field=name)
     booking_id = (booking_id or "").strip()
@@ -794,7 +795,8 @@ def update_context(
         was = _booking_details(booked)
         if result["old_value"] is None:
             result["old_value"] = getattr(booked, name)
-        bookings.correct_booking_details(booking=booked, now=ctx.now, **{name: value})
+        correction = {name: [_child_detail(c) for c in value] if name == "children" else value}
+        bookings.correct_booking_details(booking=booked, now=ctx.now, **correction)
         if _booking_details(booked) != was:
             saved_to.append(f"booking {booked.reference}")
             result["booking_updated"] = booked.reference
@@ -804,6 +806,26 @@ def update_context(
     if upcoming and name in ("preferred_date", "preferred_time"):  # a detail of the booking being collected
         result["note"] = f"Only the booking being collected changed; tour {booked.reference} is not moved."
     return {"status": "updated", **result, "saved_to": saved_to}
+
+
+CHILD_AND_AGE = re.compile(r"^\s*(?P<name>[^\d,()]+?)\s*(?:,|\(|\s)\s*(?P<age>\d{1,2})\s*\)?\s*$")
+
+
+def _children_said(value):
+    """update_context's children as a model may send them: a JSON list (or object) in the string, else one child
+    written "Nur Aisyah, 3" / "Nur Aisyah (3)" / "Nur Aisyah"."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        said = CHILD_AND_AGE.match(value)
+        return [{"name": said["name"], "age": int(said["age"])}] if said else [{"name": value.strip()}]
+
+
+def _child_detail(child: dict) -> "bookings.ChildDetails":
+    return bookings.ChildDetails(child["name"], child.get("age"), _iso_day(child.get("date_of_birth")),
+                                 child.get("year_group", ""))
 
 
 def _updated(name: str, old, value, saved_to: list[str]) -> dict:

@@ -9,8 +9,9 @@ at a local OpenAI-compatible server that answers each request with the next reco
 prompt, the tool schemas or the tool results that a capable model would have read differently shows as a
 different end state.
 
-References (T-, C-, W-) are random: the server maps each one a tool gives in the replay to the one it gave at the
-time (by order of appearance in the tool results), so the model's later calls name the replay's.
+References (T-, C-, W-) are random: the server maps each one a request shows in the replay (in the facts or a tool
+result) to the one the recorded request showed in its place (by order of first appearance), so the model's calls
+name the replay's.
 """
 
 import datetime as dt
@@ -44,7 +45,7 @@ class Recording:
     parent_name: str  # the name on file for the parent's earlier tours (setup), else ""
     turns: list[str]  # the parent's messages, one turn each
     answers: list[dict]  # the model's answers in order: {"text"} or {"calls": [{"name", "arguments"}]}
-    references: list[list[str]]  # per answer: the references in the tool results of the request it answered
+    references: list[list[str]]  # per answer: the references the request it answered showed (`_references_given`)
     setup: list[dict] = field(default_factory=list)  # the parent's tours before it: {"day": ISO, "time", "child"}
     expect: dict = field(default_factory=dict)  # see `grade`
 
@@ -60,10 +61,12 @@ def recordings() -> list[Recording]:
     return [Recording.load(path) for path in sorted(RECORDINGS.glob("*.json"))]
 
 
-def _references_in_tool_results(messages: list[dict]) -> list[str]:
-    found = []
+def _references_given(messages: list[dict]) -> list[str]:
+    """The references a request shows the model, in order of first appearance: the system prompt's facts (the
+    parent's tours and call backs), then the tool results."""
+    found: list[str] = []
     for message in messages:
-        if message.get("role") == "tool":
+        if message.get("role") in ("system", "tool"):
             found += [r for r in REFERENCE.findall(str(message.get("content") or "")) if r not in found]
     return found
 
@@ -83,7 +86,7 @@ class _Model:
             self.served += 1
         if index >= len(self.recording.answers):
             raise LookupError(f"the recording has {len(self.recording.answers)} answers; this is request {index + 1}")
-        now = _references_in_tool_results(request.get("messages") or [])
+        now = _references_given(request.get("messages") or [])
         then = self.recording.references[index]
         self.then_to_now.update({old: new for old, new in zip(then, now, strict=False) if old != new})
         raw = json.dumps(self.recording.answers[index])
@@ -230,7 +233,7 @@ def from_bridge(directory: Path, phone: str) -> dict:
         if messages[-1].get("role") == "user":
             turns.append(str(messages[-1].get("content")))
         answers.append(json.loads(answer_path.read_text()))
-        references.append(_references_in_tool_results(messages))
+        references.append(_references_given(messages))
     return {"title": "", "moment": moment.isoformat() if moment else "", "phone": phone, "parent_name": "",
             "turns": turns,
             "answers": answers, "references": references, "setup": [], "expect": {}}

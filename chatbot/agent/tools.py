@@ -794,7 +794,8 @@ def update_context(
     if booked and name in bookings.CORRECTABLE_FIELDS and (upcoming or booking_id):
         was = _booking_details(booked)
         if result["old_value"] is None:
-            result["old_value"] = getattr(booked, name)
+            result["old_value"] = ([{"name": c.name, "age": c.age} for c in booked.children.all()]
+                                   if name == "children" else getattr(booked, name))
         correction = {name: [_child_detail(c) for c in value] if name == "children" else value}
         bookings.correct_booking_details(booking=booked, now=ctx.now, **correction)
         if _booking_details(booked) != was:

@@ -7,6 +7,7 @@
     python manage.py evaluate --saved               # also the regression scenarios saved from reviewed conversations
     python manage.py evaluate --saved-only --model gpt-4o-mini --k 3
     python manage.py evaluate --corpus PATH --show-failures 40   # date/time reading on a labelled corpus
+    python manage.py evaluate --recorded            # conversations held with a capable model, replayed
 
 Each run gets a fresh evaluation school (deleted afterwards), so it is safe on
 a database with real data; nothing is sent to any channel or CRM.
@@ -28,7 +29,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from chatbot.evaluation import reviewed
+from chatbot.evaluation import recorded, reviewed
 from chatbot.evaluation import scenarios as suite
 from chatbot.evaluation.corpus import measure_turns
 from chatbot.evaluation.corpus_dialogues import measure_dialogues
@@ -63,6 +64,9 @@ class Command(BaseCommand):
                             help="Delete evaluation schools left behind (interrupted or --keep-failed runs) and exit.")
         parser.add_argument("--corpus", default="",
                             help="Measure date/time reading on this labelled corpus folder instead of the scenarios.")
+        parser.add_argument("--recorded", action="store_true",
+                            help="Replay the conversations held with a capable model through model-bridge "
+                                 "(chatbot/evaluation/recorded/) over the hosted path, graded on the database.")
         parser.add_argument("--show-failures", type=int, default=0,
                             help="With --corpus: list this many misses (utterance, gold, ours).")
 
@@ -77,6 +81,9 @@ class Command(BaseCommand):
             for school in schools:
                 destroy_world(school.pk)
             console.print(f"Deleted {len(schools)} evaluation school(s).")
+            return
+        if options["recorded"]:
+            self._recorded(console)
             return
         if options["corpus"]:
             with override_settings(LLM_MODEL=model or settings.LLM_MODEL):
@@ -119,6 +126,22 @@ class Command(BaseCommand):
         overall = report["overall"]["pass_1"]
         if fail_under is not None and overall < fail_under:
             raise CommandError(f"pass^1 {overall:.3f} is below --fail-under {fail_under:.3f}.")
+
+    @staticmethod
+    def _recorded(console: Console) -> None:
+        """Each recording replayed against its model's recorded answers; non-zero exit if any ends wrong."""
+        table = Table("recording", "model calls", "result", title="Conversations held with a capable model")
+        failed = 0
+        for recording in recorded.recordings():
+            result = recorded.replay(recording)
+            used = f"{result.answers_used}/{len(recording.answers)}"
+            ok = result.passed and result.answers_used == len(recording.answers)
+            failed += not ok
+            table.add_row(escape(recording.name), used, "pass" if ok else escape("; ".join(result.failures) or
+                                                                                 "a different number of model calls"))
+        console.print(table)
+        if failed:
+            raise CommandError(f"{failed} recorded conversation(s) ended wrong.")
 
     @staticmethod
     def _select(flow: list[str], ids: list[str], *, saved: bool, saved_only: bool):

@@ -7,6 +7,7 @@ After each reply the loop writes a `DialogueState` into the active task (`memory
 - `ages_of`: the children whose age it asked for;
 - `options`: what it offered to choose from, as the parent saw them (position, label, and the slot or tour they
   stand for); the reply's buttons are made from these, so the text and the buttons cannot disagree;
+- `subject`: the parent's tour the conversation is about (a move or cancellation in progress), until done;
 - `awaiting`: the read-backs waiting for the parent's yes, as the tools gave them (status "confirm"), until done;
 - `done`: what the turn committed (booked, moved, cancelled...), from the tools' success results only;
 - `answered`: for each parent message since the last turn that finished a task (oldest first, at most
@@ -87,6 +88,7 @@ class DialogueState:
     since_done: int = 0
     awaiting: list[dict] = field(default_factory=list)  # {"tool", **the confirm result but its message}
     answered: list[list[str]] = field(default_factory=list)  # per parent message: the asks (and task) it answered
+    subject: str = ""  # the tour reference a move or cancellation in progress is about
 
     def as_dict(self) -> dict:
         return {**asdict(self), "options": [asdict(o) for o in self.options]}
@@ -99,11 +101,12 @@ class DialogueState:
                    [str(n) for n in data.get("ages_of") or []], options,
                    [d for d in data.get("done") or [] if isinstance(d, dict)], int(data.get("since_done") or 0),
                    [a for a in data.get("awaiting") or [] if isinstance(a, dict)],
-                   [[str(a) for a in asks] for asks in data.get("answered") or [] if isinstance(asks, list)])
+                   [[str(a) for a in asks] for asks in data.get("answered") or [] if isinstance(asks, list)],
+                   str(data.get("subject") or ""))
 
     def as_prompt_dict(self) -> dict:
         """For ACTIVE_TASK.dialogue: only what says something; options as "2. Wed 2026-11-25 09:00"."""
-        facts = {"asked": self.asked, "about": self.about, "ages_of": self.ages_of,
+        facts = {"asked": self.asked, "about": self.about, "subject": self.subject, "ages_of": self.ages_of,
                  "options": [o.as_fact() for o in self.options],
                  "done": [" ".join(filter(None, (d.get("action"), d.get("reference")))) for d in self.done],
                  "awaiting": self.awaiting,
@@ -125,7 +128,8 @@ class DialogueState:
                    [str(n) for n in data.get("ages_of") or []], options, done,
                    int(data.get("parent_messages_since_done") or 0),
                    [a for a in data.get("awaiting") or [] if isinstance(a, dict)],
-                   [[str(a) for a in asks] for asks in data.get("answered") or [] if isinstance(asks, list)])
+                   [[str(a) for a in asks] for asks in data.get("answered") or [] if isinstance(asks, list)],
+                   str(data.get("subject") or ""))
 
 
 @dataclass
@@ -136,6 +140,7 @@ class Declared:
     about: str = ""
     ages_of: list[str] = field(default_factory=list)
     options: list[dict] = field(default_factory=list)  # {"date", "time", "booking_id"?, "label"?}, as listed
+    subject: str = ""  # the parent's tour the reply is about
 
 
 def _done_action(name: str, result: dict) -> str:
@@ -232,6 +237,10 @@ def after_reply(previous: DialogueState, declared: Declared | None, observations
     options = [Option(position, str(o.get("label") or label(o)), str(o["date"]), str(o.get("time") or ""),
                       str(o.get("booking_id") or ""))
                for position, o in enumerate(offered, 1)]
+    managed = [str(result["booking_id"]) for name, result in observations
+               if name == "manage_tour_booking" and result.get("booking_id")]
+    subject = "" if done else (declared.subject if declared is not None and declared.subject else
+                               managed[-1] if managed else previous.subject)
     return DialogueState([a for a in dict.fromkeys(asked) if a in ASKS], about if about in TASKS else "",
                          list(ages_of), options, done, since, _awaiting(previous.awaiting, observations, still_awaited),
-                         answered)
+                         answered, subject)

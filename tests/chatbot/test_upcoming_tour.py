@@ -102,7 +102,8 @@ def test_a_parent_with_no_tour_to_cancel_is_told_so_and_offered_one(school):
 ])
 def test_the_answer_to_move_or_another_is_read_in_every_language(answer, choice):
     task = {"task_type": "tour_booking", "upcoming_tour_asked": "T-ABC123",
-            "collected": {"child_name": "Mia", "preferred_date": "2026-11-26", "preferred_time": "11:00"}}
+            "collected": {"child_name": "Mia", "preferred_date": "2026-11-26", "preferred_time": "11:00"},
+            "dialogue": {"asked": ["move_or_another"], "about": "book"}}  # the state the question left
     system = "## Facts\n" + facts_section(dt.datetime(2026, 11, 22, 14, 5), "Asia/Singapore", {}, {
         "upcoming_tours": ["Tue 2026-11-24 09:00 T-ABC123 Mia"]}, task, "")
     asked = "Mia already has a tour on Tuesday 24 November at 09:00 (T-ABC123). Shall I move that tour ...?"

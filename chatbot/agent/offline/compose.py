@@ -132,6 +132,7 @@ def _manage(turn: "Turn", action: str) -> str:
     tour, ambiguous = turn.target_tour
     if ambiguous:
         return replies.which_tour(turn.conv.upcoming_tours, action, turn.today)
+    replies.concerning(str((tour or {}).get("booking_id") or ""))
     problem = _choice_problem(turn)
     if problem:
         return problem

@@ -174,6 +174,7 @@ CALL_TIME = _rx(
     r"|(?:between|from) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)? ?(?:and|to|-|–) ?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?"
     r"|(?:after|from|before|until|till) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?)(?!\w)"
 )
+ANY_TIME = _rx(r"any ?time")
 RELATION = _rx(r"\b(son|daughter|boy|girl|child|kid|toddler|little one)\b")
 HIS_HER = _rx(r"\b(?:his|her)\b")
 

@@ -730,6 +730,8 @@ class Turn:
         remembered = [r for r in self.memory.booking_refs if r in by_ref]  # not the ones the tool rejected
         if remembered:
             return by_ref[remembered[-1]], False
+        if self.state.subject in by_ref:  # the tour picked earlier in this move or cancellation
+            return by_ref[self.state.subject], False
         if self.booked and self.booked.get("booking_id"):
             return self.booked, False
         if len(tours) <= 1:

@@ -87,10 +87,11 @@ def about(task: str) -> None:
         declared.about = task
 
 
-def offered() -> list[dict]:
-    """The options declared so far in the reply being written."""
+def concerning(reference: str) -> None:
+    """The parent's tour the reply is about (a move or cancellation in progress)."""
     declared = _declared.get()
-    return list(declared.options) if declared is not None else []
+    if declared is not None and reference:
+        declared.subject = reference
 
 
 def join(parts: list[str]) -> str:

@@ -564,6 +564,8 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.hour = int(hour.group(1))
     if "callback" in reading.intents or "call_time" in hints.asked:
         call_time = lx.CALL_TIME.search(text)
+        if call_time and lx.ANY_TIME.fullmatch(call_time.group(0)) and (reading.when.part_of_day or reading.when.time):
+            call_time = None  # "anytime tomorrow morning": the morning
         if call_time and reading.when.has_date:  # "tomorrow after 5": the day and the window, not "evening"
             reading.call_time = f"{reading.when.date_phrase} {call_time.group(0)}".strip()
         else:

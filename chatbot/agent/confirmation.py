@@ -11,7 +11,8 @@ lost.
 """
 
 NOT_YET = ("Nothing has changed yet. Read this back to the parent in your own words and ask them to confirm; "
-           "after they agree in a later message, call the tool again with the same details and confirmed=true.")
+           "after they agree in a later message, call the tool again with the same details and confirmed=true (an "
+           "e-mail or a special requirement given with their yes may be added in that call).")
 
 
 def confirmed(read_back: dict, action: str, latest_message_id: int, parent_agreed: bool) -> bool:

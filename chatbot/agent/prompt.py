@@ -120,6 +120,7 @@ def _school_facts(school: School) -> dict:
         "max_advance_days": school.max_advance_days,
         "min_notice_hours": school.min_notice_hours,
         "closed_weekdays": [WEEKDAY_NAMES[d] for d in school.closed_weekdays],
+        "calling_hours": f"{school.calling_hours_start:%H:%M}-{school.calling_hours_end:%H:%M}",
         "contact_email": school.contact_email,
     }
 

@@ -5,8 +5,10 @@ re-plans the whole turn in stages (unread messages; FAQ answers and
 corrections; the main action of the flow; a second flow asked for in the same
 turn; one follow-up); a stage whose calls already have results this turn is
 passed, and when none is left it answers.
-Memory across turns is the prompt: ACTIVE_TASK.collected and slots_shown,
-CONTACT.upcoming_tours, and the texts of earlier turns.
+Memory across turns is the prompt: ACTIVE_TASK.collected, ACTIVE_TASK.dialogue (what
+the last reply asked and offered, the read-back awaited, what was done: the policy's
+replies declare it as they are written, chatbot/agent/dialogue.py), CONTACT.upcoming_tours,
+and the parent's earlier messages, each read as the answer to what it was asked.
 """
 
 import datetime as dt

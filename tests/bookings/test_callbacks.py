@@ -9,7 +9,6 @@ import datetime as dt
 
 import pytest
 from django.urls import reverse
-from django.utils import timezone
 
 from bookings import callbacks
 from bookings.callbacks import CallTime, cancel_callback, place_call, request_callback, reschedule_callback
@@ -17,35 +16,12 @@ from bookings.models import CallbackRequest
 from bookings.selectors import contact_callback, open_callbacks
 from bookings.services import BookingError, describe_date, local_now
 from crm.models import Activity
+from tests.bookings.helpers import at, refused
 from tests.factories import ContactFactory, SchoolClosureFactory, SchoolFactory, UserFactory
 
 MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY, SATURDAY, SUNDAY = range(7)
 FIVE_PM, SIX_PM = dt.time(17), dt.time(18)
 
-
-@pytest.fixture
-def now():
-    return timezone.now()
-
-
-@pytest.fixture
-def tuesday(school, next_weekday):
-    return next_weekday(school, TUESDAY)
-
-
-def at(school, day: dt.date, time: dt.time) -> dt.datetime:
-    return dt.datetime.combine(day, time, school.tz)
-
-
-def refused(code: str, field: str, fn, /, **kwargs) -> BookingError:
-    """Call fn, expect a BookingError with this code and field and a proper sentence for a parent."""
-    with pytest.raises(BookingError) as exc_info:
-        fn(**kwargs)
-    err = exc_info.value
-    assert err.code == code, err.message
-    assert err.field == field
-    assert (err.message[0].isupper() or err.message[0] == "“") and err.message.endswith((".", "?")), err.message
-    return err
 
 
 def stored(callback: CallbackRequest) -> CallbackRequest:

@@ -4,8 +4,8 @@ calling hours; a best time with no window that fits is the whole calling day."""
 import datetime as dt
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.bookings.helpers import migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -13,23 +13,8 @@ BEFORE = [("bookings", "0005_waitlist_open_days_follow_up")]
 AFTER = [("bookings", "0006_callback_windows")]
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def back_to_latest():
-    """Migrating back also unapplies every later migration: leave the database fully migrated."""
-    yield
-    executor = MigrationExecutor(connection)
-    _migrate(executor.loader.graph.leaf_nodes())
-
-
 def test_existing_call_backs_get_the_window_of_their_best_time(back_to_latest):
-    old = _migrate(BEFORE)
+    old = migrate_to(BEFORE)
     School, Contact = old.get_model("bookings", "School"), old.get_model("crm", "Contact")
     Callback = old.get_model("bookings", "CallbackRequest")
     school = School.objects.create(slug="m", name="M", tour_start_times=["09:00"])
@@ -41,7 +26,7 @@ def test_existing_call_backs_get_the_window_of_their_best_time(back_to_latest):
                                 parent_phone="+6591234567", best_time="specific" if best == "late" else best,
                                 specific_time=at, due_date=dt.date(2026, 11, 30), topic=best)
 
-    new = _migrate(AFTER)
+    new = migrate_to(AFTER)
     windows = {c.topic: (c.window_start, c.window_end, c.status, c.asked_for)
                for c in new.get_model("bookings", "CallbackRequest").objects.all()}
     assert windows == {

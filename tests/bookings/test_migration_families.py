@@ -4,9 +4,9 @@ of reschedules (a new booking per move) becomes move history on the booking the 
 import datetime as dt
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
+
+from tests.bookings.helpers import migrate_to
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -14,23 +14,8 @@ BEFORE = [("bookings", "0003_languages"), ("crm", "0005_languages")]
 AFTER = [("bookings", "0004_families_and_moves")]
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def back_to_latest():
-    """Migrating back also unapplies every later migration (other apps' too): leave the database fully migrated."""
-    yield
-    executor = MigrationExecutor(connection)
-    _migrate(executor.loader.graph.leaf_nodes())
-
-
 def test_existing_children_and_reschedule_chains_are_carried_over(back_to_latest):
-    old = _migrate(BEFORE)
+    old = migrate_to(BEFORE)
     School, Contact = old.get_model("bookings", "School"), old.get_model("crm", "Contact")
     TourSlot, TourBooking = old.get_model("bookings", "TourSlot"), old.get_model("bookings", "TourBooking")
     school = School.objects.create(slug="m", name="M", tour_start_times=["09:00"])
@@ -47,7 +32,7 @@ def test_existing_children_and_reschedule_chains_are_carried_over(back_to_latest
     TourBooking.objects.create(reference="T-CCCCCC", slot=slots[2], starts_at=slots[2].starts_at, replaces=second,
                                **common)
 
-    new = _migrate(AFTER)
+    new = migrate_to(AFTER)
     live = new.get_model("bookings", "TourBooking").objects.get(reference="T-CCCCCC")
     moves = list(new.get_model("bookings", "TourBookingMove").objects.filter(booking=live).order_by("pk"))
     assert [(m.previous_reference, m.from_starts_at, m.to_starts_at) for m in moves] == [

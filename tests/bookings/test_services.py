@@ -33,6 +33,7 @@ from bookings.services import (
     reschedule_tour,
 )
 from crm.models import Child
+from tests.bookings.helpers import at, refused
 from tests.factories import ContactFactory, SchoolClosureFactory, SchoolFactory
 
 NINE, ELEVEN, TWO, FOUR = dt.time(9), dt.time(11), dt.time(14), dt.time(16)
@@ -40,20 +41,6 @@ MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY, SATURDAY, SUNDAY = range(7)
 
 
 # --- helpers ------------------------------------------------------------------
-
-
-@pytest.fixture
-def now():
-    return timezone.now()
-
-
-@pytest.fixture
-def tuesday(school, next_weekday):
-    return next_weekday(school, TUESDAY)
-
-
-def at(school, day: dt.date, time: dt.time) -> dt.datetime:
-    return dt.datetime.combine(day, time, school.tz)
 
 
 def book(school, contact, day, time=NINE, *, now, **overrides) -> TourBooking:
@@ -76,19 +63,6 @@ def seats_taken(school, day, time) -> int:
     slot = slot_at(school, day, time)
     return slot.seats_taken if slot else 0
 
-
-def refused(code: str, field: str, fn, /, **kwargs) -> BookingError:
-    """Call fn, expect a BookingError with this code and field and a proper sentence for a parent."""
-    with pytest.raises(BookingError) as exc_info:
-        fn(**kwargs)
-    err = exc_info.value
-    assert err.code == code, err.message
-    assert err.field == field
-    assert str(err) == err.message
-    assert err.message[0].isupper() or err.message[0] == "“", err.message  # a sentence, or quotes the parent
-    assert err.message.endswith((".", "?")), err.message
-    assert "{" not in err.message and "None" not in err.message
-    return err
 
 
 def assert_open_alternatives(school, alternatives, now, *, excluding: dt.datetime | None = None) -> None:

@@ -7,6 +7,8 @@ import pytest
 from adminpanel import demo_content
 from adminpanel.management.commands.seed_demo import Command
 from bookings.models import School
+from chatbot.agent.tools import ToolContext
+from tests.chatbot.tool_calls import tool_context
 
 
 @pytest.fixture
@@ -16,6 +18,12 @@ def demo_schools(db) -> dict[str, School]:
     schools = {spec["fields"]["slug"]: command.seed_school(spec) for spec in demo_content.SCHOOLS}
     command.seed_global_faqs()
     return schools
+
+
+@pytest.fixture
+def ctx(school, contact) -> ToolContext:
+    """The tools' context for the contact's web conversation, as the loop sets it."""
+    return tool_context(school, contact)
 
 
 def faq_question(slug: str, key: str) -> str:

@@ -4,28 +4,16 @@ the database holds, and a contact reaches only its own call backs."""
 import datetime as dt
 
 import pytest
-from asgiref.sync import async_to_sync
 
 from bookings import callbacks
 from bookings.models import CallbackRequest
 from bookings.services import local_now
-from chatbot.agent import memory, tools
 from chatbot.agent.prompt import _context_facts
-from chatbot.services import current_conversation
+from tests.chatbot.tool_calls import call
 from tests.factories import ContactFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 FRIDAY, MONDAY = 4, 0
-
-
-@pytest.fixture
-def ctx(school, contact):
-    return tools.ToolContext(school=school, contact=contact, conversation=current_conversation(school, contact, "web"),
-                             active=memory.ActiveContext(school.pk, contact.pk))
-
-
-def call(ctx, name, **arguments):
-    return async_to_sync(tools.execute)(name, arguments, ctx)[1]
 
 
 def coming(school, weekday: int) -> dt.date:

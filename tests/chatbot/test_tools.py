@@ -10,23 +10,14 @@ from bookings import services as bookings
 from bookings.intake import part_of_day
 from bookings.models import TourBooking, TourSlot
 from bookings.services import local_now
-from chatbot.agent import memory, tools
+from chatbot.agent import tools
 from chatbot.models import Message, ReasoningStep
-from chatbot.services import current_conversation, receive
+from chatbot.services import receive
 from tests.chatbot import scripted_model
+from tests.chatbot.tool_calls import call
 from tests.factories import ContactFactory, MessageFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def ctx(school, contact):
-    return tools.ToolContext(school=school, contact=contact, conversation=current_conversation(school, contact, "web"),
-                             active=memory.ActiveContext(school.pk, contact.pk))
-
-
-def call(ctx, name, **arguments):
-    return async_to_sync(tools.execute)(name, arguments, ctx)[1]
 
 
 def parent_says(ctx, text):

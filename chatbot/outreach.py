@@ -113,7 +113,7 @@ def offer_text(offer: dict) -> str:
         _("Good news: a seat has opened on the campus tour on %(label)s at %(school)s, the one you're on the "
           "waitlist for.") % values,
         _("I'm holding it for %(child)s%(age)s until %(held_until)s.") % values,
-        _("We'll send the confirmation to %(parent_name)s on %(phone)s.") % values,
+        _("The booking will be under %(parent_name)s on %(phone)s.") % values,
         _("Shall I book it? (If you'd rather not, just say no and it goes to the next family.)"),
     ])
 

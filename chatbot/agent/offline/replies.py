@@ -885,7 +885,7 @@ def read_back_booking(result: dict, today: dt.date) -> str:
         tour = _("Just to check before I book: a campus tour for %(who)s on %(when)s at %(school)s.") % values
     else:
         tour = _("Just to check before I book: a campus tour for %(who)s on %(when)s.") % values
-    contact = _("We'll send the confirmation to %(reach)s.") % values if values["reach"] else ""
+    contact = _("The booking will be under %(reach)s.") % values if values["reach"] else ""
     _ask("read_back")
     return join([tour, contact, _("Shall I book it?")])
 

@@ -109,6 +109,10 @@ class Turn:
     position: int = 0
     contact_facts: dict = field(default_factory=dict)  # CONTACT as last read: at the start, after each tool that writes
     unread: bool = False  # a message arrived during the turn and check_unread_messages has not run since
+    dialogue_before: dialogue.DialogueState = field(init=False)  # the state the last sent reply left
+
+    def __post_init__(self) -> None:
+        self.dialogue_before = self.ctx.active.dialogue
 
     def refresh_system(self, cycles_left: int) -> None:
         """The system message for the next model call, with the facts as they are now: ACTIVE_TASK as the tools
@@ -416,8 +420,9 @@ def _store_round(turn: Turn, steps: list[ReasoningStep], contact_id: int, writes
 
 def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool, declared: dialogue.Declared | None) -> None:
     """The reply's row, and the dialogue state it leaves (its buttons are the options in that state)."""
-    active = turn.ctx.active
-    active.dialogue = dialogue.after_reply(active.dialogue, declared, turn.observations, len(turn.turn_messages),
+    active = turn.ctx.active  # from the state before this turn: a reply not stored (late messages) left none
+    answered = len(turn.ctx.turn_message_ids)  # with those taken in during the turn
+    active.dialogue = dialogue.after_reply(turn.dialogue_before, declared, turn.observations, answered,
                                            blocks.slot_label, still_awaited=bool(active.read_back.get("actions")))
     reply = turn.reply
     reply.text = text

@@ -15,6 +15,7 @@ from django.test import override_settings
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
+from chatbot.agent.memory import ActiveContext
 from chatbot.models import Message
 from chatbot.services import receive
 from tests.factories import ContactFactory, SchoolFactory
@@ -83,6 +84,8 @@ async def test_messages_during_a_turn_are_each_answered_once_in_order(slow_model
     answered = [text for r in replies for text in r.text.removeprefix("Answered: ").split(" | ")]
     assert answered == [f"message {n}" for n in range(11)], "each message answered exactly once, in order"
     assert replies and len(replies) < 11, "messages that arrived during a turn are answered together"
+    state = (await database_sync_to_async(ActiveContext.load)(school.pk, contact.pk)).dialogue
+    assert (state.since_done, len(state.answered)) == (11, 11), "the dialogue state counts each message once"
     position = {m.text: i for i, m in enumerate(stored)}
     for reply in replies:
         echoed = reply.text.removeprefix("Answered: ").split(" | ")

@@ -95,11 +95,16 @@ class DialogueState:
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "DialogueState":
+        """The state as `as_dict` stored it."""
         data = data if isinstance(data, dict) else {}
-        options = [Option(**o) for o in data.get("options") or [] if isinstance(o, dict)]
+        return cls._read(data, [Option(**o) for o in data.get("options") or [] if isinstance(o, dict)],
+                         [d for d in data.get("done") or [] if isinstance(d, dict)], data.get("since_done"))
+
+    @classmethod
+    def _read(cls, data: dict, options: list[Option], done: list[dict], since_done) -> "DialogueState":
+        """The fields both forms write alike, with the ones they write differently already read."""
         return cls([a for a in data.get("asked") or [] if a in ASKS], str(data.get("about") or ""),
-                   [str(n) for n in data.get("ages_of") or []], options,
-                   [d for d in data.get("done") or [] if isinstance(d, dict)], int(data.get("since_done") or 0),
+                   [str(n) for n in data.get("ages_of") or []], options, done, int(since_done or 0),
                    [a for a in data.get("awaiting") or [] if isinstance(a, dict)],
                    [[str(a) for a in asks] for asks in data.get("answered") or [] if isinstance(asks, list)],
                    str(data.get("subject") or ""))
@@ -119,17 +124,10 @@ class DialogueState:
     def from_prompt_dict(cls, data: dict | None) -> "DialogueState":
         """ACTIVE_TASK.dialogue as a model reads it back (the offline policy)."""
         data = data if isinstance(data, dict) else {}
-        done = []
-        for item in data.get("done") or []:
-            action, _, reference = str(item).partition(" ")
-            done.append({"action": action, "reference": reference})
+        done = [dict(zip(("action", "reference"), str(item).partition(" ")[::2], strict=True))
+                for item in data.get("done") or []]
         options = [o for o in map(Option.from_fact, data.get("options") or []) if o]
-        return cls([a for a in data.get("asked") or [] if a in ASKS], str(data.get("about") or ""),
-                   [str(n) for n in data.get("ages_of") or []], options, done,
-                   int(data.get("parent_messages_since_done") or 0),
-                   [a for a in data.get("awaiting") or [] if isinstance(a, dict)],
-                   [[str(a) for a in asks] for asks in data.get("answered") or [] if isinstance(asks, list)],
-                   str(data.get("subject") or ""))
+        return cls._read(data, options, done, data.get("parent_messages_since_done"))
 
 
 @dataclass

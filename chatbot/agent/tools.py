@@ -530,6 +530,15 @@ def _done(ctx: ToolContext, action: str) -> None:
     ctx.active.read_back = {**ctx.active.read_back, "actions": left} if left else {}
 
 
+RESCHEDULE_WORDS = {"move": "reschedule", "change": "reschedule", "rebook": "reschedule", "update": "reschedule"}
+
+
+def _change_verb(action: str | None) -> str:
+    """A manage tool's action as a model may say it: "reschedule" (or move, change, rebook, update) or "cancel"."""
+    verb = (action or "").strip().lower()
+    return RESCHEDULE_WORDS.get(verb, verb)
+
+
 def manage_tour_booking(
     booking_id: str,
     action: str,
@@ -547,8 +556,7 @@ def manage_tour_booking(
         confirmed: True only if the parent's latest message agreed to your read-back of exactly this change.
     """
     ctx = _ctx()
-    verb = (action or "").strip().lower()
-    verb = {"move": "reschedule", "change": "reschedule", "rebook": "reschedule"}.get(verb, verb)
+    verb = _change_verb(action)
     if verb not in ("reschedule", "cancel"):
         return _error(f"Unknown action “{action}”: use \"reschedule\" or \"cancel\".")
     if not (booking_id or "").strip():
@@ -688,8 +696,7 @@ def manage_callback(callback_id: str, action: str, new_time: str | None = None) 
             "Monday after 5pm"); without a day the call keeps its day.
     """
     ctx = _ctx()
-    verb = (action or "").strip().lower()
-    verb = {"change": "reschedule", "move": "reschedule", "update": "reschedule"}.get(verb, verb)
+    verb = _change_verb(action)
     if verb not in ("reschedule", "cancel"):
         return _error(f"Unknown action “{action}”: use \"reschedule\" or \"cancel\".")
     if not (callback_id or "").strip():

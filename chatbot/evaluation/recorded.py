@@ -28,6 +28,7 @@ from asgiref.sync import async_to_sync
 from django.test import override_settings
 
 from bookings.models import CallbackRequest, TourBooking
+from chatbot.agent.offline.conversation import parse_facts
 from chatbot.evaluation.world import Booking, build_world, destroy_world
 from chatbot.models import Channel, Message
 from chatbot.services import receive
@@ -241,6 +242,6 @@ def from_bridge(directory: Path, phone: str) -> dict:
 
 def _moment(system: str) -> dt.datetime:
     """TODAY and NOW_LOCAL_TIME of the facts, in TIME_ZONE, as UTC."""
-    facts = dict(line.split(": ", 1) for line in system.split("## Facts", 1)[-1].splitlines() if ": " in line)
+    facts = parse_facts(system)
     local = dt.datetime.fromisoformat(f"{facts['TODAY'].split()[0]}T{facts['NOW_LOCAL_TIME']}")
     return local.replace(tzinfo=ZoneInfo(facts["TIME_ZONE"])).astimezone(dt.UTC)

@@ -1,10 +1,10 @@
 """FAQ retrieval: accuracy on the labelled question set, no_match, follow-ups, caching, isolation."""
 
-import time
 
 import pytest
 
 from adminpanel import demo_content
+from chatbot import faq
 from chatbot.faq import MIN_CONFIDENCE, answer_question, rewrite_follow_up
 from chatbot.faq_eval import faq_accuracy, load_questions
 from chatbot.models import FaqEntry
@@ -216,12 +216,15 @@ def test_school_without_entries_gets_no_match(school):
 
 
 @pytest.mark.django_db
-def test_answering_is_fast_once_the_index_is_built(demo_schools):
+def test_answering_reuses_the_index_once_it_is_built(demo_schools, monkeypatch):
+    """The index is built on the first question and reused for every later one (no per-question rebuild: how
+    fast an answer is, is measured by `bench`, not here)."""
     school = demo_schools["tampines"]
     questions = [item["question"] for item in load_questions()["tampines"]][:40]
     answer_question(school, questions[0])
-    start = time.perf_counter()
-    for question in questions:
-        answer_question(school, question, history=["Do you have a school bus?"])
-    average_ms = (time.perf_counter() - start) * 1000 / len(questions)
-    assert average_ms < 5
+    builds = []
+    build = faq._build_index
+    monkeypatch.setattr(faq, "_build_index", lambda s: builds.append(s.pk) or build(s))
+    answers = [answer_question(school, question, history=["Do you have a school bus?"]) for question in questions]
+    assert builds == []
+    assert sum(a["status"] == "success" for a in answers) >= len(questions) * 0.9

@@ -151,29 +151,65 @@ def _mask(text: str, found: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def _clean_name(raw: str) -> str:
-    """The name words at the start of `raw` ("Jon Tan" of "Jon Tan and my son"), '' if it is no name."""
-    words = []
+def _is_initial(word: str) -> bool:
+    return bool(re.fullmatch(r"[A-Z]\.?", word))
+
+
+def _name_word(word: str) -> bool:
+    """Whether a word can be part of a name: not a word the reader knows as something else (a filler, a function
+    word, a school year, a yes or a greeting, in any of the four languages), no number, no date or time, no
+    verb form."""
+    lowered = word.lower().strip("'.")
+    verb = word.islower() and lowered.endswith("ing")  # "I'm meeting a friend", "I'm writing about..."
+    return not (lowered in lx.NOT_A_NAME or verb or any(c.isdigit() for c in word) or lx.NOT_NAME_ENDING.search(lowered)
+                or lx.SCHOOL_WORDS.fullmatch(lowered) or lx.YES.fullmatch(lowered) or spans(word))
+
+
+def _clean_name(raw: str, whole: bool = True) -> str:
+    """The name words at the start of `raw` ("Jon Tan" of "Jon Tan and my son"), '' if it is no name. Up to
+    three words, or six with "bin"/"binti"/"s/o" between them; an initial only beside a name ("R. Priya").
+    Not `whole`: a name said by the way, whose further words count only when capitalised ("Sam" of "Sam
+    wants to come")."""
+    words: list[str] = []
     for word in raw.split():
         if not words and word.lower() in lx.TITLES:  # "Mrs Tan": the name, not the title
             continue
-        lowered = word.lower().strip("'")
-        verb = word.islower() and lowered.endswith("ing")  # "I'm meeting a friend", "I'm writing about..."
-        if lowered in lx.NOT_A_NAME or verb or (len(word) < 2 and not words):
+        joins = word.lower() in lx.NAME_CONNECTORS and bool(words)
+        if not (joins or _is_initial(word) or _name_word(word)):
+            break
+        if words and not whole and not joins and not word[:1].isupper():
             break
         words.append(word)
-    if not words or words[0].lower().endswith("'s"):
+    while words and words[-1].lower() in lx.NAME_CONNECTORS:  # "Irfan bin" with no name after it
+        words.pop()
+    joined = any(w.lower() in lx.NAME_CONNECTORS for w in words[1:])
+    words = words[: 6 if joined else 3]
+    if not words or words[0].lower().endswith("'s") or all(_is_initial(w) for w in words):
+        return ""  # "S", "K": a letter alone is no name
+    if len(words[0].strip(".")) == 1 and not _is_initial(words[0]):
         return ""
-    name = " ".join(words[:3])
+    name = " ".join(words)
     return name.title() if name.islower() or name.isupper() else name
 
 
-def _name(patterns: list[re.Pattern], text: str, full: bool) -> str:
+def _name(patterns: list[re.Pattern], text: str, whole: bool = True) -> str:
     for pattern in patterns:
         for match in pattern.finditer(text):
-            name = _clean_name(match.group(1))
+            name = _clean_name(match.group(1), whole)
             if name:
-                return name if full else name.split()[0]
+                return name
+    return ""
+
+
+def _name_before(patterns: list[re.Pattern], text: str) -> str:
+    """The name right before a cue: the longest run of words up to the cue that is all name."""
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            words = match.group(1).split()
+            for start in range(len(words)):
+                name = _clean_name(" ".join(words[start:]))
+                if name and len(name.split()) == len(words) - start:
+                    return name
     return ""
 
 
@@ -428,11 +464,14 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts[fixed[0]] = fixed[1]
         reading.corrections.add(fixed[0])
     else:
-        parent = _name(lx.PARENT_NAME, bare, full=True)
-        child = _name(lx.CHILD_NAME, bare, full=False)
+        parent = _name(lx.PARENT_NAME, bare)
+        child = (_name(lx.CHILD_NAMED, bare) or _name(lx.CHILD_NAME, bare, whole=False)
+                 or _name_before(lx.CHILD_NAME_BEFORE, bare))
         if (parent and not child and "child_name" in hints.asked and "parent_name" not in hints.asked
                 and not lx.OWN_NAME.search(bare)):  # "shes 5, name is Aisha" answers "What's your daughter's name?"
-            parent, child = None, parent.split()[0]
+            parent, child = None, parent
+        if child and child == parent and lx.OWN_NAME.search(bare):  # "my name is Farah, she's 5": Farah is the parent
+            child = ""
         if parent and parent != child:
             reading.facts["parent_name"] = parent
         if child:
@@ -442,7 +481,7 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         answer = "?" not in text and reading.intents <= {"greet", "yes"} and not (parent or child or contact_details)
         leading = _clean_name(lx.LEADING_NAME.split(bare.strip(), maxsplit=1)[0]) if answer else ""
         if leading and "child_name" in hints.asked:
-            reading.facts["child_name"] = leading.split()[0]
+            reading.facts["child_name"] = leading
         elif leading and "parent_name" in hints.asked:
             reading.facts["parent_name"] = leading
     born = lx.BIRTH.search(text)
@@ -472,7 +511,7 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
 
     def add(at: int, name: str, age: int | None = None) -> None:
         name = name.removesuffix("'s")  # "Sam's 6"
-        if name.lower() in lx.NOT_A_NAME or name.lower() == parent or (age is not None and not 0 < age <= MAX_AGE):
+        if not _clean_name(name) or name.lower() == parent or (age is not None and not 0 < age <= MAX_AGE):
             return
         found.append((at, name.title() if name.islower() else name, age))
 
@@ -488,6 +527,9 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     for match in lists:
         for name in lx.CAP_NAME.finditer(match.group(0)):
             add(match.start() + name.start(), name.group(0))
+    called = lx.CALLED_NAME.finditer(digits) if lx.CHILDREN_CUE.search(digits) else ()
+    for match in called:  # "two children, the older one is called Ming, the younger one is called Le"
+        add(match.start(1), match.group(1))
     for match in lx.LOWER_NAME_LIST.finditer(digits):
         add(match.start(1), match.group(1))
         add(match.start(2), match.group(2))

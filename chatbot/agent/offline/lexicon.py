@@ -135,7 +135,7 @@ CORRECTION = _rx(
     r"|\bi mean[t]?\b|\bmake it\b"
     r"|\b(?:change|switch|move) (?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+to\b|\bchanged my mind\b"
     r"|\b(?:how|what) about\b|\brather\b|\bshould (?:be|have been)\b|\binstead\b|\bnot\s+\S+|\bmisspel\w*"
-    r"|\btypo\b|\bwrong\b"
+    r"|\btypo\b|\bwrong\b|\bwith an? [a-z]\b(?!')|\bspel(?:t|led|ling)\b"
 )
 
 # "hes Ethan", "im Jon", "cant make it": apostrophes people leave out, put back before reading
@@ -228,6 +228,11 @@ CHILD_NAME = [
     _rx(rf"\bfor\s+({_NAME})\s*(?:,|\()?\s*(?:aged?\s*|(?:he|she)(?:'s| is)\s+)?\d{{1,2}}\b"),
     _rx(rf"\b(?:mum|mom|mother|dad|father|parent) of\s+({_NAMES})"),
 ]
+# a capitalised name said without saying whose it is ("it's for Mira", "Mira is coming too"): asked about first
+MAYBE_CHILD = [
+    re.compile(r"\b(?i:for)\s+(?!(?i:me|us|my|our|the|a|an)\b)((?-i:[A-Z][a-z'-]+)(?:\s+[A-Z][a-z'-]+)?)\b"),
+    re.compile(r"^\W*([A-Z][a-z'-]+)\s+(?i:is|will be)\s+(?i:coming|joining)\b"),
+]
 # a child's name before what says it is one ("Mia (5)", "Aisyah, 5"): every word before the cue is the name's,
 # tried from each word on ("a tour for Nur Aisyah (5)" -> "Nur Aisyah")
 CHILD_NAME_BEFORE = [
@@ -312,6 +317,9 @@ NAME_CORRECTION = [  # (new, old) for "Jon not John"; (old, new) for "not John, 
     _rx(rf"({_NAME})\s*,?\s+not\s+({_NAME})"),
     _rx(rf"\bnot\s+({_NAME})\s*,?\s*(?:but\s+|it'?s\s+)?({_NAME})"),
 ]
+# a name spelt out: "its Markus with a k", "Aisyah spelt with a y", "name is spelled Jon"
+SPELLED = _rx(rf"^\W*(?:it'?s|it is|(?:my |his |her )?name(?:'s| is))?\s*(?:spel(?:t|led)\s+)?({_NAME})\s*,?"
+              r"(?:\s+(?:with an? [a-z]\b|spel\w*).*)?\W*$")
 BARE_CORRECTION = _rx(
     rf"^\W*(?:sorry|oops|actually|correction|no|wait|i meant|i mean)\W+(?:it'?s\s+|its\s+|it is\s+)?({_NAME})\W*$"
 )

@@ -48,6 +48,7 @@ class Hints:
     booked_children: tuple[str, ...] = ()  # the children of the parent's booked tours
     asked_ages_of: tuple[str, ...] = ()  # the children the previous reply asked the age of ("How old is Mia?")
     known_children: tuple[dict, ...] = ()  # the contact's children in the CRM ({"name", "age"?})
+    unsure: dict = field(default_factory=dict)  # what the previous reply asked the parent to confirm ("child_is")
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Reading:
     child_count: int = 0  # how many children it says come ("twins": 2, "my three kids": 3)
     adds_child: bool = False  # "and her brother Max": one more child, not a new booking or a correction
     said: dict[str, str] = field(default_factory=dict)  # a question in English words -> the parent's own words
+    unsure: dict[str, str] = field(default_factory=dict)  # a name said without saying whose: {"child_name": "Mira"}
 
     def merge(self, other: "Reading") -> "Reading":
         """This reading with a later message's reading on top (later facts win)."""
@@ -97,6 +99,7 @@ class Reading:
             child_count=other.child_count or self.child_count,
             adds_child=self.adds_child or other.adds_child,
             said={**self.said, **other.said},
+            unsure={**self.unsure, **other.unsure},
         )
 
 
@@ -367,15 +370,15 @@ def _similar_name_field(new: str, hints: Hints) -> tuple[str, str] | None:
 
 def _name_correction(text: str, hints: Hints) -> tuple[str, str] | None:
     """("parent_name", "Jon Tan") for "it's Jon not John", choosing the field whose value was the wrong one."""
-    bare = lx.BARE_CORRECTION.match(text)
-    if bare and bare.group(1).lower() not in lx.NOT_A_NAME:
-        return _similar_name_field(bare.group(1).title() if bare.group(1).islower() else bare.group(1), hints)
+    bare = lx.BARE_CORRECTION.match(text) or lx.SPELLED.match(text)
+    if bare and _clean_name(bare.group(1)):
+        return _similar_name_field(_clean_name(bare.group(1)), hints)
     for index, pattern in enumerate(lx.NAME_CORRECTION):
         for match in pattern.finditer(text):
             new, old = match.groups() if index == 0 else reversed(match.groups())
-            if new.lower() in lx.NOT_A_NAME or old.lower() in lx.NOT_A_NAME:
+            if not (_clean_name(new) and _clean_name(old)):
                 continue
-            new = new.title() if new.islower() else new
+            new = _clean_name(new)
             for name_field in ("parent_name", "child_name"):
                 value = str(hints.known.get(name_field) or "").split()
                 if value and value[0].lower() == old.lower():
@@ -484,6 +487,13 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
             reading.facts["child_name"] = leading
         elif leading and "parent_name" in hints.asked:
             reading.facts["parent_name"] = leading
+        maybe = "" if (parent or child or leading) else _name(lx.MAYBE_CHILD, bare, whole=False)
+        if maybe and "child_name" in hints.asked and "parent_name" not in hints.asked:
+            reading.facts["child_name"] = maybe  # "for Mira" to "What's your daughter's name?"
+        elif maybe and maybe.lower() != str(hints.known.get("parent_name") or "").lower():
+            reading.unsure["child_name"] = maybe  # "it's for Mira": asked, not stored
+        if "yes" in reading.intents and not reading.unsure:  # "yes" to "Is Mira your daughter?"
+            reading.facts.update({k: v for k, v in hints.unsure.items() if k not in reading.facts})
     born = lx.BIRTH.search(text)
     in_digits = lx.NUMBER_WORD.sub(lambda m: str(lx.NUMBER_WORDS[m.group(1).lower()]), bare)  # "five" -> "5"
     age = _age_from_birth(born.group(1), hints.today) if born else _age(in_digits, hints)

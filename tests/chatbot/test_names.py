@@ -65,7 +65,7 @@ def test_a_school_year_is_no_child(text):
     assert names(read(text)) == {}
 
 
-@pytest.mark.parametrize("text", ["12 as i said", "S", "K.", "it's with a k"])
+@pytest.mark.parametrize("text", ["12 as i said", "S", "K.", "it's with a k", "Im outside", "re fees, 91234567"])
 def test_a_number_or_a_letter_is_no_name(text):
     assert names(read(text, "child_name")) == {}
     assert names(read(text, "parent_name")) == {}
@@ -76,6 +76,7 @@ def test_a_number_or_a_letter_is_no_name(text):
 @pytest.mark.parametrize(("text", "asked", "name"), [
     ("Tan Mei Ling", "parent_name", "Tan Mei Ling"),  # en, a Chinese name in Latin letters
     ("Lakshmi R", "parent_name", "Lakshmi R"),  # a Tamil name with its initial after it
+    ("Mr. R. Kumar", "parent_name", "R. Kumar"),
     ("I'm Ravi s/o Kumar", "", "Ravi s/o Kumar"),
     ("nama saya Siti Nur Aisyah binti Abdullah", "", "Siti Nur Aisyah binti Abdullah"),  # ms
     ("我叫Lim Wei Jie", "", "Lim Wei Jie"),  # zh
@@ -147,6 +148,26 @@ async def test_for_a_name_answering_the_childs_name_question_is_the_child():
     await concierge.say("hi, can I book a tour for my daughter")
     reply = await concierge.say("for Zara")
     assert reply.called("book_tour")[0]["child_name"] == "Zara"
+
+
+@pytest.mark.parametrize(("answer", "stored"), [("yes", "child_name"), ("no", "parent_name")])
+async def test_one_name_to_both_name_questions_is_asked_about_and_the_answer_places_it(answer, stored):
+    concierge = Concierge()
+    await concierge.say("I want a tour for my 4 year old")
+    assert {"child_name", "parent_name"} <= set(concierge.school.dialogue.asked)
+    unsure = await concierge.say("Sarah")
+    assert unsure.text == "Is Sarah your child?" and concierge.school.dialogue.asked == ["child_is"]
+    placed = await concierge.say(answer)
+    assert placed.called("book_tour")[0][stored] == "Sarah"
+    assert {"child_name", "parent_name"} - {stored} <= set(concierge.school.dialogue.asked)
+
+
+async def test_two_names_to_both_name_questions_are_the_childs_then_the_parents():
+    concierge = Concierge()
+    await concierge.say("I want a tour for my 4 year old")
+    reply = await concierge.say("Mia, Sarah")
+    assert {k: reply.called("book_tour")[0][k] for k in ("child_name", "parent_name")} == {
+        "child_name": "Mia", "parent_name": "Sarah"}
 
 
 @pytest.mark.parametrize(("language", "relation", "question"), [

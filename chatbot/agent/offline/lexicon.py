@@ -281,7 +281,8 @@ ADDS_CHILD = _rx(
     r"|kid|baby|toddler|little one)\b|\b(?:too|as well)\W*$"
 )
 SIBLING_NAME = _rx(rf"\b(?:brother|sister|sibling|son|daughter|boy|girl|baby|toddler)\s*,?\s+(?-i:({_CAP}))")
-LEADING_NAME = re.compile(r"[,(!?;:]|(?<!\b[A-Z])\.")  # where a bare answer's name ends ("R. Priya" goes on)
+# where a bare answer's name ends: not at the dot of an initial or a title ("R. Priya", "Mr. Tan")
+LEADING_NAME = re.compile(r"[,(!?;:]|(?<!\b[A-Z])(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b[Mm]s)(?<!\b[Dd]r)(?<!\b[Mm]dm)\.")
 # "Jon 91234567", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...": the name, then maybe a label;
 # three or four words only when each is capitalised ("Mei Ling Ong, 8123 4567"; not "i want to book 9123...")
 _PHONE_LABEL = (r"(?:(?:my\s+|the\s+)?(?:phone|mobile|hp|h/p|handphone|tel|cell|contact|whatsapp|wa)"
@@ -348,7 +349,8 @@ _NOT_A_NAME = """
     everything anyone someone nobody everyone same full day days date dates time times slot slots parents kids
     children fees fee price cost year yr yrs grade primary pri sec secondary nursery playgroup reception level
     only any some all none either neither else even if as than then yet with without whether lol haha hehe kk
-    alright noted cool nice bye
+    alright noted cool nice bye re outside inside home late early sick unwell abroad overseas nearby downstairs
+    upstairs confused lost unsure
 """
 TITLES = frozenset(["mr", "mrs", "ms", "miss", "mdm", "madam", "dr", "prof", "mr.", "mrs.", "ms.", "dr.", "prof."])
 

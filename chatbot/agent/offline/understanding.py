@@ -479,21 +479,8 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
             reading.facts["parent_name"] = parent
         if child:
             reading.facts["child_name"] = child
-        # a bare answer to "What's your child's name?" / "May I have your name?" (a number or e-mail: the parent's)
-        contact_details = "parent_phone" in reading.facts or "parent_email" in reading.facts
-        answer = "?" not in text and reading.intents <= {"greet", "yes"} and not (parent or child or contact_details)
-        leading = _clean_name(lx.LEADING_NAME.split(bare.strip(), maxsplit=1)[0]) if answer else ""
-        if leading and "child_name" in hints.asked:
-            reading.facts["child_name"] = leading
-        elif leading and "parent_name" in hints.asked:
-            reading.facts["parent_name"] = leading
-        maybe = "" if (parent or child or leading) else _name(lx.MAYBE_CHILD, bare, whole=False)
-        if maybe and "child_name" in hints.asked and "parent_name" not in hints.asked:
-            reading.facts["child_name"] = maybe  # "for Mira" to "What's your daughter's name?"
-        elif maybe and maybe.lower() != str(hints.known.get("parent_name") or "").lower():
-            reading.unsure["child_name"] = maybe  # "it's for Mira": asked, not stored
-        if "yes" in reading.intents and not reading.unsure:  # "yes" to "Is Mira your daughter?"
-            reading.facts.update({k: v for k, v in hints.unsure.items() if k not in reading.facts})
+        if not (parent or child):
+            _bare_names(bare, text, reading, hints)
     born = lx.BIRTH.search(text)
     in_digits = lx.NUMBER_WORD.sub(lambda m: str(lx.NUMBER_WORDS[m.group(1).lower()]), bare)  # "five" -> "5"
     age = _age_from_birth(born.group(1), hints.today) if born else _age(in_digits, hints)
@@ -507,6 +494,36 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     relation = lx.RELATION.search(bare)
     if relation:
         reading.relation = relation.group(1).lower()
+
+
+def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
+    """A name said with nothing that says whose: the answer to the name just asked for; to "What's your child's
+    name? And may I have your name?", the child's then the parent's ("Mia, Sarah"), or, for one name alone, a
+    question first ("Is Sarah your child?"): `reading.unsure`. The answer to that question: a yes makes it the
+    child's name, a no the parent's when it answered both questions."""
+    contact_details = "parent_phone" in reading.facts or "parent_email" in reading.facts
+    answer = "?" not in text and reading.intents <= {"greet", "yes"} and not contact_details
+    parts = lx.LEADING_NAME.split(bare.strip(), maxsplit=2) if answer else []
+    said = [_clean_name(part) for part in parts[:2]]
+    leading = said[0] if said else ""
+    both = {"child_name", "parent_name"} <= hints.asked
+    if leading and both and len(said) == 2 and said[1]:  # "Mia, Sarah"
+        reading.facts.update(child_name=leading, parent_name=said[1])
+    elif leading and both:
+        reading.unsure.update(child_name=leading, parent_name=leading)
+    elif leading and "child_name" in hints.asked:
+        reading.facts["child_name"] = leading
+    elif leading and "parent_name" in hints.asked:
+        reading.facts["parent_name"] = leading
+    maybe = "" if leading else _name(lx.MAYBE_CHILD, bare, whole=False)
+    if maybe and "child_name" in hints.asked and "parent_name" not in hints.asked:
+        reading.facts["child_name"] = maybe  # "for Mira" to "What's your daughter's name?"
+    elif maybe and maybe.lower() != str(hints.known.get("parent_name") or "").lower():
+        reading.unsure["child_name"] = maybe  # "it's for Mira": asked, not stored
+    if hints.unsure and not reading.unsure and "yes" in reading.intents:  # "Is Mira your daughter?" "yes"
+        reading.facts.setdefault("child_name", hints.unsure["child_name"])
+    elif hints.unsure and not reading.unsure and "no" in reading.intents and "parent_name" in hints.unsure:
+        reading.facts.setdefault("parent_name", hints.unsure["parent_name"])  # "no, that's me"
 
 
 def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:

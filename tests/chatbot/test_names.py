@@ -71,6 +71,13 @@ def test_a_number_or_a_letter_is_no_name(text):
     assert names(read(text, "parent_name")) == {}
 
 
+@pytest.mark.parametrize("text", ["It has two bedrooms, 1 bathroom.", "we need 2 seats, 1 stroller",
+                                  "rumah ada dua bilik, 1 bilik air"])
+def test_things_counted_before_a_number_are_no_child(text):
+    reading = read(text)
+    assert names(reading) == {} and "child_age" not in reading.facts
+
+
 # --- a name of several parts stays whole --------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "asked", "name"), [

@@ -233,15 +233,17 @@ MAYBE_CHILD = [
     re.compile(r"\b(?i:for)\s+(?!(?i:me|us|my|our|the|a|an)\b)((?-i:[A-Z][a-z'-]+)(?:\s+[A-Z][a-z'-]+)?)\b"),
     re.compile(r"^\W*([A-Z][a-z'-]+)\s+(?i:is|will be)\s+(?i:coming|joining)\b"),
 ]
-# a child's name before what says it is one ("Mia (5)", "Aisyah, 5"): every word before the cue is the name's,
-# tried from each word on ("a tour for Nur Aisyah (5)" -> "Nur Aisyah")
+# a child's name right before what says it is one ("a tour for Nur Aisyah (5)" -> "Nur Aisyah")
 CHILD_NAME_BEFORE = [
     _rx(rf"\b({_NAMES})\s*\(\s*\d{{1,2}}\s*\)"),
     _rx(rf"\b({_NAMES}),?\s+who(?:'s| is)\s+\d"),
+    _rx(rf"\b({_NAMES})'s (?:mum|mom|mother|dad|father|parent)\b"),
+]
+# a sentence that is a child's name and what says it is one ("Aisyah, 5"; not "It has two bedrooms, 1 bathroom")
+CHILD_NAME_FIRST = [
     _rx(rf"^\s*({_NAMES})\s*,?\s+(?:he|she)(?:'s| is)\s+\d"),
     _rx(rf"(?:^|[.!?]\s+)({_NAMES}) is \d{{1,2}}\b(?!\s*(?:am|pm|:|/|\.\d))"),  # "Mia is 5."
     _rx(rf"^\W*({_NAMES})\s*,\s*(?:aged?\s*)?\d{{1,2}}\b(?!\s*(?:am|pm|:|/|\.\d|\d))"),  # "Aisyah, 5": a child
-    _rx(rf"\b({_NAMES})'s (?:mum|mom|mother|dad|father|parent)\b"),
 ]
 # --- several children in one booking ("my twins, Leo and Mia", "Sam (6) and Ella (3)", "and her brother Max, 4")
 

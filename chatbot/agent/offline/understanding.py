@@ -204,12 +204,13 @@ def _name(patterns: list[re.Pattern], text: str, whole: bool = True) -> str:
     return ""
 
 
-def _name_before(patterns: list[re.Pattern], text: str) -> str:
-    """The name right before a cue: the longest run of words up to the cue that is all name."""
+def _name_before(patterns: list[re.Pattern], text: str, any_start: bool = True) -> str:
+    """The name right before a cue: the longest run of words up to the cue that is all name (`any_start`), else
+    the words before the cue if they all are."""
     for pattern in patterns:
         for match in pattern.finditer(text):
             words = match.group(1).split()
-            for start in range(len(words)):
+            for start in range(len(words) if any_start else 1):
                 name = _clean_name(" ".join(words[start:]))
                 if name and len(name.split()) == len(words) - start:
                     return name
@@ -469,7 +470,7 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     else:
         parent = _name(lx.PARENT_NAME, bare)
         child = (_name(lx.CHILD_NAMED, bare) or _name(lx.CHILD_NAME, bare, whole=False)
-                 or _name_before(lx.CHILD_NAME_BEFORE, bare))
+                 or _name_before(lx.CHILD_NAME_BEFORE, bare) or _name_before(lx.CHILD_NAME_FIRST, bare, False))
         if (parent and not child and "child_name" in hints.asked and "parent_name" not in hints.asked
                 and not lx.OWN_NAME.search(bare)):  # "shes 5, name is Aisha" answers "What's your daughter's name?"
             parent, child = None, parent

@@ -50,6 +50,20 @@ def test_a_filler_or_fragment_is_no_name(text, asked):
     assert names(read(text, asked)) == {}
 
 
+@pytest.mark.parametrize("text", [
+    "Find me a school nearby",  # en: a sentence that starts like a name
+    "I think so",
+    "Try the other one",
+    "Nope",
+    "Cuba yang lain dulu",  # ms: "try another one first"
+    "先看看别的",  # zh: "let me look at others first"
+    "வேற பாருங்க",  # ta: "look at another"
+])
+@pytest.mark.parametrize("asked", ["parent_name", "child_name"])
+def test_a_sentence_is_no_name_even_when_it_starts_like_one(text, asked):
+    assert names(read(text, asked)) == {}
+
+
 # --- school years, numbers and single letters are no child ------------------------------------------------------
 
 @pytest.mark.parametrize("text", [

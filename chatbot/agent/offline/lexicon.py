@@ -197,6 +197,8 @@ HOUR_ONLY = _rx(r"^\D*?\b(\d{1,2})\b(?!\s*(?:years?|yrs?|y/?o|yo|kids?|children|
 # --- names and ages ------------------------------------------------------------------------------------------------
 
 _NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # Latin, Chinese or Tamil letters
+HAN_WORD = re.compile(r"[\u4e00-\u9fff]+")
+MAX_HAN_NAME = 4  # a Chinese name has two to four characters
 # between the parts of a name: "Muhammad Irfan bin Ahmad", "Nur Alya binti Rahman", "Ravi s/o Kumar"
 NAME_CONNECTORS = frozenset(["bin", "binti", "bte", "bt", "b.", "a/l", "a/p", "s/o", "d/o", "van", "von", "de", "al"])
 _CONNECTOR = r"(?:bin|binti|bte|bt|b\.|a/l|a/p|s/o|d/o)"

@@ -154,8 +154,9 @@ def _mask(text: str, found: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def _is_initial(word: str) -> bool:
-    return bool(re.fullmatch(r"[A-Z]\.?", word))
+def _is_initial(word: str, first: bool = False) -> bool:
+    """"R." anywhere in a name; "R" without its dot only after the name ("Priya R": "I think" is no name)."""
+    return bool(re.fullmatch(r"[A-Z]\." if first else r"[A-Z]\.?", word))
 
 
 def _name_word(word: str) -> bool:
@@ -164,8 +165,10 @@ def _name_word(word: str) -> bool:
     verb form."""
     lowered = word.lower().strip("'.")
     verb = word.islower() and lowered.endswith("ing")  # "I'm meeting a friend", "I'm writing about..."
-    return not (lowered in lx.NOT_A_NAME or verb or any(c.isdigit() for c in word) or lx.NOT_NAME_ENDING.search(lowered)
-                or lx.SCHOOL_WORDS.fullmatch(lowered) or lx.YES.fullmatch(lowered) or spans(word))
+    known = (lx.NOT_NAME_ENDING.search, lx.SCHOOL_WORDS.fullmatch, lx.YES.fullmatch, lx.NO.fullmatch)
+    phrase = lx.HAN_WORD.fullmatch(word) and len(word) > lx.MAX_HAN_NAME  # "先看看别的": a phrase, not a name
+    return not (lowered in lx.NOT_A_NAME or verb or phrase or any(c.isdigit() for c in word)
+                or any(check(lowered) for check in known) or spans(word))
 
 
 def _clean_name(raw: str, whole: bool = True) -> str:
@@ -178,7 +181,7 @@ def _clean_name(raw: str, whole: bool = True) -> str:
         if not words and word.lower() in lx.TITLES:  # "Mrs Tan": the name, not the title
             continue
         joins = word.lower() in lx.NAME_CONNECTORS and bool(words)
-        if not (joins or _is_initial(word) or _name_word(word)):
+        if not (joins or _is_initial(word, first=not words) or _name_word(word)):
             break
         if words and not whole and not joins and not word[:1].isupper():
             break
@@ -505,7 +508,7 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     contact_details = "parent_phone" in reading.facts or "parent_email" in reading.facts
     answer = "?" not in text and reading.intents <= {"greet", "yes"} and not contact_details
     parts = lx.LEADING_NAME.split(bare.strip(), maxsplit=2) if answer else []
-    said = [_clean_name(part) for part in parts[:2]]
+    said = [_clean_name(part) if _only_name(part) else "" for part in parts[:2]]
     leading = said[0] if said else ""
     both = {"child_name", "parent_name"} <= hints.asked
     if leading and both and len(said) == 2 and said[1]:  # "Mia, Sarah"
@@ -525,6 +528,15 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts.setdefault("child_name", hints.unsure["child_name"])
     elif hints.unsure and not reading.unsure and "no" in reading.intents and "parent_name" in hints.unsure:
         reading.facts.setdefault("parent_name", hints.unsure["parent_name"])  # "no, that's me"
+
+
+def _only_name(part: str) -> bool:
+    """Whether a piece of a bare answer is a name and at most a filler or two ("Jon Tan here", "sarah lah"), not a
+    sentence that starts like one ("Find me a place", "Try the other one")."""
+    words = [w for w in part.split() if w.lower() not in lx.TITLES]
+    name = _clean_name(part).split()
+    rest = words[len(name):]
+    return len(rest) <= 2 and all(w.lower().strip(".!'") in lx.NOT_A_NAME for w in rest)
 
 
 def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:

@@ -38,6 +38,7 @@ ASKS = frozenset({
     "call_time",  # a good time for a call back
     "which_tour",  # which of the parent's tours (the tours are `options`)
     "family_again",  # the same children as before, or someone else?
+    "child_is",  # yes or no to "Is Mira your daughter?" (a name said without saying whose it is)
     "read_back",  # yes or no to the read-back of an action (ActiveContext.read_back)
     "offer_book",  # yes or no to "shall I book a tour?"
     "offer_callback",  # yes or no to "shall someone call you back?"

@@ -84,6 +84,9 @@ def _book(turn: "Turn") -> str:
     else:
         missing = turn.missing
     personal = [m for m in missing if m not in WHEN_FIELDS]
+    unsure = str(turn.reading.unsure.get("child_name") or "") if "child_name" in personal else ""
+    if unsure:  # "it's for Mira": whose name it is, asked on its own before it is stored
+        return replies.join([*pieces, offered, replies.is_your_child(unsure, turn.relation)])
     date, time = turn.slot
     if offered:
         pieces.append(offered)

@@ -4,9 +4,12 @@ Only wording lives here. Dates and times are parsed by dateparser (when.py),
 phone numbers by phonenumbers (understanding.py).
 """
 
+import json
 import re
+from pathlib import Path
 
 _I = re.IGNORECASE
+LEXICONS = Path(__file__).with_name("lexicons")
 
 
 def _rx(pattern: str) -> re.Pattern:
@@ -132,7 +135,7 @@ CORRECTION = _rx(
     r"|\bi mean[t]?\b|\bmake it\b"
     r"|\b(?:change|switch|move) (?:it|that|this|the\s+\w+(?:\s+\w+)?)\s+to\b|\bchanged my mind\b"
     r"|\b(?:how|what) about\b|\brather\b|\bshould (?:be|have been)\b|\binstead\b|\bnot\s+\S+|\bmisspel\w*"
-    r"|\btypo\b|\bwrong\b"
+    r"|\btypo\b|\bwrong\b|\bwith an? [a-z]\b(?!')|\bspel(?:t|led|ling)\b"
 )
 
 # "hes Ethan", "im Jon", "cant make it": apostrophes people leave out, put back before reading
@@ -194,32 +197,59 @@ HOUR_ONLY = _rx(r"^\D*?\b(\d{1,2})\b(?!\s*(?:years?|yrs?|y/?o|yo|kids?|children|
 # --- names and ages ------------------------------------------------------------------------------------------------
 
 _NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # Latin, Chinese or Tamil letters
-_NAMES = rf"{_NAME}(?:\s+{_NAME}){{0,2}}"
+HAN_WORD = re.compile(r"[\u4e00-\u9fff]+")
+MAX_HAN_NAME = 4  # a Chinese name has two to four characters
+# between the parts of a name: "Muhammad Irfan bin Ahmad", "Nur Alya binti Rahman", "Ravi s/o Kumar"
+NAME_CONNECTORS = frozenset(["bin", "binti", "bte", "bt", "b.", "a/l", "a/p", "s/o", "d/o", "van", "von", "de", "al"])
+_CONNECTOR = r"(?:bin|binti|bte|bt|b\.|a/l|a/p|s/o|d/o)"
+_INITIAL = r"[A-Z]\.?"  # "R. Priya", "Priya R": an initial, kept only beside a name
+# a name of up to six parts (its words are checked by understanding._clean_name)
+_NAMES = rf"(?:{_INITIAL}\s*)?{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?{_NAME}){{0,4}}(?:\s+{_INITIAL}\b)?"
 _CHILD = r"(?:son|daughter|boy|girl|child|kid|toddler|little one)"
 _SPEAKER = r"i am|i'm|im|this is|call me"  # the parent speaking of themself
+_OTHERS = r"(?<!'s )(?<!\bhis )(?<!\bher )(?<!\btheir )"  # "my child's name is ...": not the parent's name
 PARENT_NAME = [
-    _rx(rf"\b(?:{_SPEAKER}|my name is|my name's|name is|name's)\s+({_NAMES})"),
-    _rx(rf"(?<!'s )\bname:?\s+({_NAMES})"),
+    _rx(rf"\b(?:{_SPEAKER}|my name is|my name's)\s+({_NAMES})"),
+    _rx(rf"{_OTHERS}\b(?:name is|name's)\s+({_NAMES})"),
+    _rx(rf"{_OTHERS}\bname:?\s+({_NAMES})"),
     _rx(rf"^\s*({_NAME}(?:\s+{_NAME})?)\s+here\b"),
 ]
 # the speaker naming themself; without it, a bare "name is Aisha" names whoever was just asked about
 OWN_NAME = _rx(rf"\b(?:{_SPEAKER}|my name)\b")
+# a child named in so many words: the whole name is taken ("my child's name is Nur Aisyah")
+CHILD_NAMED = [
+    _rx(rf"\b{_CHILD}(?:'s name is|'s name:|\s+is called|\s+called|\s+named)\s+({_NAMES})"),
+    _rx(rf"\b(?:his|her|their|child's|kid's) name(?: is|'s|:)?\s+({_NAMES})"),
+    _rx(rf"\b(?:he|she)(?:'s| is) called\s+({_NAMES})"),
+]
+# a child named by the way: the name's further words only when they are capitalised ("my son Sam Lee", not
+# "my son Sam wants...")
 CHILD_NAME = [
-    _rx(rf"\b{_CHILD}(?:'s name is|\s+is called|\s+called|\s+named|\s+is|,|:)?\s+({_NAME})"),
-    _rx(rf"\b(?:his|her|their|child's|kid's) name(?: is|'s|:)?\s+({_NAME})"),
-    _rx(rf"\b(?:he|she)(?:'s| is) called\s+({_NAME})"),
+    _rx(rf"\b{_CHILD}(?:\s+is|,|:)?\s+({_NAMES})"),
     re.compile(r"\b(?i:he|she)(?:'s| is)\s+([A-Z][a-z'-]+)\b"),  # "he's Ethan" (a capitalised name, not "he's 5")
     _rx(rf"\bfor\s+({_NAME})\s*(?:,|\()?\s*(?:aged?\s*|(?:he|she)(?:'s| is)\s+)?\d{{1,2}}\b"),
-    _rx(rf"\b({_NAME})\s*\(\s*\d{{1,2}}\s*\)"),
-    _rx(rf"\b({_NAME}),?\s+who(?:'s| is)\s+\d"),
-    _rx(rf"^\s*({_NAME})\s*,?\s+(?:he|she)(?:'s| is)\s+\d"),
-    _rx(rf"(?:^|[.!?]\s+)({_NAME}) is \d{{1,2}}\b(?!\s*(?:am|pm|:|/|\.\d))"),  # "Mia is 5."
-    _rx(rf"\b({_NAME})'s (?:mum|mom|mother|dad|father|parent)\b"),
-    _rx(rf"\b(?:mum|mom|mother|dad|father|parent) of\s+({_NAME})"),
+    _rx(rf"\b(?:mum|mom|mother|dad|father|parent) of\s+({_NAMES})"),
+]
+# a capitalised name said without saying whose it is ("it's for Mira", "Mira is coming too"): asked about first
+MAYBE_CHILD = [
+    re.compile(r"\b(?i:for)\s+(?!(?i:me|us|my|our|the|a|an)\b)((?-i:[A-Z][a-z'-]+)(?:\s+[A-Z][a-z'-]+)?)\b"),
+    re.compile(r"^\W*([A-Z][a-z'-]+)\s+(?i:is|will be)\s+(?i:coming|joining)\b"),
+]
+# a child's name right before what says it is one ("a tour for Nur Aisyah (5)" -> "Nur Aisyah")
+CHILD_NAME_BEFORE = [
+    _rx(rf"\b({_NAMES})\s*\(\s*\d{{1,2}}\s*\)"),
+    _rx(rf"\b({_NAMES}),?\s+who(?:'s| is)\s+\d"),
+    _rx(rf"\b({_NAMES})'s (?:mum|mom|mother|dad|father|parent)\b"),
+]
+# a sentence that is a child's name and what says it is one ("Aisyah, 5"; not "It has two bedrooms, 1 bathroom")
+CHILD_NAME_FIRST = [
+    _rx(rf"^\s*({_NAMES})\s*,?\s+(?:he|she)(?:'s| is)\s+\d"),
+    _rx(rf"(?:^|[.!?]\s+)({_NAMES}) is \d{{1,2}}\b(?!\s*(?:am|pm|:|/|\.\d))"),  # "Mia is 5."
+    _rx(rf"^\W*({_NAMES})\s*,\s*(?:aged?\s*)?\d{{1,2}}\b(?!\s*(?:am|pm|:|/|\.\d|\d))"),  # "Aisyah, 5": a child
 ]
 # --- several children in one booking ("my twins, Leo and Mia", "Sam (6) and Ella (3)", "and her brother Max, 4")
 
-_CAP = r"[A-Z][a-z'-]+"
+_CAP = r"(?:[A-Z][a-z'-]+|[\u4e00-\u9fff]{2,4})"  # a capitalised name, or a Chinese one
 AND_WORDS = ("and", "&", "+", "n")  # "Leo n Mia", "Leo + Mia": how parents type "and"
 _AND = "(?:" + "|".join(map(re.escape, AND_WORDS)) + ")"
 _KIDS = r"(?:kids|children|boys|girls|sons|daughters|little ones|ones|twins|triplets)"
@@ -230,6 +260,7 @@ CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|both|brother|sister|siblings?|for|named|calle
 # "Leo and Mia", "Leo, Mia and Sam": capitalised names joined by commas and a final and/&
 NAME_LIST = re.compile(rf"\b{_CAP}(?:\s*,\s*{_CAP})*\s*,?\s+(?i:{_AND})\s+{_CAP}\b")
 CAP_NAME = re.compile(rf"\b{_CAP}\b")
+CALLED_NAME = re.compile(rf"\b(?i:called|named)\s+({_CAP})\b")  # "the older one is called Ming"
 # the same in lower case, only right after a word for children: "my twins leo and mia"
 LOWER_NAME_LIST = _rx(rf"\b{_KIDS}\s*(?:,|:|-|are|called|named)?\s*([a-z][a-z'-]+)\s+{_AND}\s+([a-z][a-z'-]+)\b")
 # a name with its age: "Sam (6)", "Mia, 4", "Aiden is 7", "Chloe who's 4", "Max aged 2", "Leo 5yo"
@@ -254,7 +285,8 @@ ADDS_CHILD = _rx(
     r"|kid|baby|toddler|little one)\b|\b(?:too|as well)\W*$"
 )
 SIBLING_NAME = _rx(rf"\b(?:brother|sister|sibling|son|daughter|boy|girl|baby|toddler)\s*,?\s+(?-i:({_CAP}))")
-LEADING_NAME = re.compile(r"[,(.!?;:]")
+# where a bare answer's name ends: not at the dot of an initial or a title ("R. Priya", "Mr. Tan")
+LEADING_NAME = re.compile(r"[,(!?;:]|(?<!\b[A-Z])(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b[Mm]s)(?<!\b[Dd]r)(?<!\b[Mm]dm)\.")
 # "Jon 91234567", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...": the name, then maybe a label;
 # three or four words only when each is capitalised ("Mei Ling Ong, 8123 4567"; not "i want to book 9123...")
 _PHONE_LABEL = (r"(?:(?:my\s+|the\s+)?(?:phone|mobile|hp|h/p|handphone|tel|cell|contact|whatsapp|wa)"
@@ -290,6 +322,9 @@ NAME_CORRECTION = [  # (new, old) for "Jon not John"; (old, new) for "not John, 
     _rx(rf"({_NAME})\s*,?\s+not\s+({_NAME})"),
     _rx(rf"\bnot\s+({_NAME})\s*,?\s*(?:but\s+|it'?s\s+)?({_NAME})"),
 ]
+# a name spelt out: "its Markus with a k", "Aisyah spelt with a y", "name is spelled Jon"
+SPELLED = _rx(rf"^\W*(?:it'?s|it is|(?:my |his |her )?name(?:'s| is))?\s*(?:spel(?:t|led)\s+)?({_NAME})\s*,?"
+              r"(?:\s+(?:with an? [a-z]\b|spel\w*).*)?\W*$")
 BARE_CORRECTION = _rx(
     rf"^\W*(?:sorry|oops|actually|correction|no|wait|i meant|i mean)\W+(?:it'?s\s+|its\s+|it is\s+)?({_NAME})\W*$"
 )
@@ -314,6 +349,37 @@ _NOT_A_NAME = """
     nvm nevermind never mind scratch wait
     aiyo aiyoh aiya alamak wah oops huh ooh hp handphone whatsapp wa cell போன் கைபேசி தொலைபேசி எண்
     school campus class kindergarten preschool tour lessons see bring look je
+    maybe perhaps probably possibly whatever whichever like said say told tell already anything nothing something
+    everything anyone someone nobody everyone same full day days date dates time times slot slots parents kids
+    children fees fee price cost year yr yrs grade primary pri sec secondary nursery playgroup reception level
+    only any some all none either neither else even if as than then yet with without whether lol haha hehe kk
+    alright noted cool nice bye re outside inside home late early sick unwell abroad overseas nearby downstairs
+    upstairs confused lost unsure
 """
 TITLES = frozenset(["mr", "mrs", "ms", "miss", "mdm", "madam", "dr", "prof", "mr.", "mrs.", "ms.", "dr.", "prof."])
-NOT_A_NAME = frozenset(_NOT_A_NAME.split())
+
+
+def _word_lists() -> list[dict]:
+    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(LEXICONS.glob("*.json"))]
+
+
+def _lexicon_words(lists: list[dict]) -> frozenset[str]:
+    """Every word the other languages' word lists are read as (their English side: "tomorrow", "fees", "full")
+    and every word they list as no name ("not_names": fillers, school years): what the reader knows as
+    something else is never a name."""
+    words: set[str] = set()
+    for data in lists:
+        words |= {w for english in data["words"] for w in re.findall(r"[a-z]{2,}", english.lower())}
+        words |= {w.lower() for w in data.get("not_names", [])}
+    return frozenset(words)
+
+
+def _endings(lists: list[dict]) -> re.Pattern:
+    """Word endings no name has, per language ("சொன்னேனே", "I told you": a Tamil verb)."""
+    endings = sorted({e for data in lists for e in data.get("not_name_endings", [])}, key=len, reverse=True)
+    return re.compile("(?:" + "|".join(map(re.escape, endings or ["(?!)"])) + ")$")
+
+
+_LISTS = _word_lists()
+NOT_A_NAME = frozenset(_NOT_A_NAME.split()) | _lexicon_words(_LISTS)
+NOT_NAME_ENDING = _endings(_LISTS)

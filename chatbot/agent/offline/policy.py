@@ -124,7 +124,10 @@ class Turn:
             known_children=conv.known_children,
         )
         self.earlier = self._read_history()
-        self.hints = replace(self.hints, known={**self._contact_defaults(), **self.said_before, **conv.collected})
+        # "Is Mira your daughter?" asked of the parent's last message: a yes to it gives what that message said
+        unsure = self.earlier[-1][0].unsure if "child_is" in self.asked and self.earlier else {}
+        self.hints = replace(self.hints, known={**self._contact_defaults(), **self.said_before, **conv.collected},
+                             unsure=unsure)
         unread = [
             str(m.get("message") or "")
             for r in conv.results("check_unread_messages")
@@ -439,6 +442,8 @@ class Turn:
             return "chat"
         if "availability" in intents or said_when or set(reading.facts) - set(PARENT_FIELDS):
             return "book"
+        if pending and "child_is" in self.asked and intents & {"yes", "no"}:  # "Is Mira your daughter?" "no"
+            return pending
         closing = intents & {"thanks", "bye", "greet", "offtopic", "no"}
         if pending and not reading.questions and ("yes" in intents or not closing):  # "yes, thank you" goes on
             return pending

@@ -420,6 +420,16 @@ def _name_and_age(relation: str, child_name: str) -> str:
     return _("What's %(child)s's name, and how old are they?") % {"child": child}
 
 
+def is_your_child(name: str, relation: str) -> str:
+    """"Is Mira your daughter?": a name the parent said without saying whose it is."""
+    _ask("child_is")
+    if relation == "son":
+        return _("Is %(name)s your son?") % {"name": name}
+    if relation == "daughter":
+        return _("Is %(name)s your daughter?") % {"name": name}
+    return _("Is %(name)s your child?") % {"name": name}
+
+
 def ask_for(missing: list[str], relation: str = "", child_name: str = "") -> str:
     """Ask for (at most) the next two missing details, child first, in plain words."""
     order = ("child_name", "child_age", "parent_name", "parent_phone")

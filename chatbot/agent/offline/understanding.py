@@ -48,6 +48,7 @@ class Hints:
     booked_children: tuple[str, ...] = ()  # the children of the parent's booked tours
     asked_ages_of: tuple[str, ...] = ()  # the children the previous reply asked the age of ("How old is Mia?")
     known_children: tuple[dict, ...] = ()  # the contact's children in the CRM ({"name", "age"?})
+    unsure: dict = field(default_factory=dict)  # what the previous reply asked the parent to confirm ("child_is")
 
 
 @dataclass
@@ -72,6 +73,7 @@ class Reading:
     child_count: int = 0  # how many children it says come ("twins": 2, "my three kids": 3)
     adds_child: bool = False  # "and her brother Max": one more child, not a new booking or a correction
     said: dict[str, str] = field(default_factory=dict)  # a question in English words -> the parent's own words
+    unsure: dict[str, str] = field(default_factory=dict)  # a name said without saying whose: {"child_name": "Mira"}
 
     def merge(self, other: "Reading") -> "Reading":
         """This reading with a later message's reading on top (later facts win)."""
@@ -97,6 +99,7 @@ class Reading:
             child_count=other.child_count or self.child_count,
             adds_child=self.adds_child or other.adds_child,
             said={**self.said, **other.said},
+            unsure={**self.unsure, **other.unsure},
         )
 
 
@@ -151,29 +154,69 @@ def _mask(text: str, found: list[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def _clean_name(raw: str) -> str:
-    """The name words at the start of `raw` ("Jon Tan" of "Jon Tan and my son"), '' if it is no name."""
-    words = []
+def _is_initial(word: str, first: bool = False) -> bool:
+    """"R." anywhere in a name; "R" without its dot only after the name ("Priya R": "I think" is no name)."""
+    return bool(re.fullmatch(r"[A-Z]\." if first else r"[A-Z]\.?", word))
+
+
+def _name_word(word: str) -> bool:
+    """Whether a word can be part of a name: not a word the reader knows as something else (a filler, a function
+    word, a school year, a yes or a greeting, in any of the four languages), no number, no date or time, no
+    verb form."""
+    lowered = word.lower().strip("'.")
+    verb = word.islower() and lowered.endswith("ing")  # "I'm meeting a friend", "I'm writing about..."
+    known = (lx.NOT_NAME_ENDING.search, lx.SCHOOL_WORDS.fullmatch, lx.YES.fullmatch, lx.NO.fullmatch)
+    phrase = lx.HAN_WORD.fullmatch(word) and len(word) > lx.MAX_HAN_NAME  # "先看看别的": a phrase, not a name
+    return not (lowered in lx.NOT_A_NAME or verb or phrase or any(c.isdigit() for c in word)
+                or any(check(lowered) for check in known) or spans(word))
+
+
+def _clean_name(raw: str, whole: bool = True) -> str:
+    """The name words at the start of `raw` ("Jon Tan" of "Jon Tan and my son"), '' if it is no name. Up to
+    three words, or six with "bin"/"binti"/"s/o" between them; an initial only beside a name ("R. Priya").
+    Not `whole`: a name said by the way, whose further words count only when capitalised ("Sam" of "Sam
+    wants to come")."""
+    words: list[str] = []
     for word in raw.split():
         if not words and word.lower() in lx.TITLES:  # "Mrs Tan": the name, not the title
             continue
-        lowered = word.lower().strip("'")
-        verb = word.islower() and lowered.endswith("ing")  # "I'm meeting a friend", "I'm writing about..."
-        if lowered in lx.NOT_A_NAME or verb or (len(word) < 2 and not words):
+        joins = word.lower() in lx.NAME_CONNECTORS and bool(words)
+        if not (joins or _is_initial(word, first=not words) or _name_word(word)):
+            break
+        if words and not whole and not joins and not word[:1].isupper():
             break
         words.append(word)
-    if not words or words[0].lower().endswith("'s"):
+    while words and words[-1].lower() in lx.NAME_CONNECTORS:  # "Irfan bin" with no name after it
+        words.pop()
+    joined = any(w.lower() in lx.NAME_CONNECTORS for w in words[1:])
+    words = words[: 6 if joined else 3]
+    if not words or words[0].lower().endswith("'s") or all(_is_initial(w) for w in words):
+        return ""  # "S", "K": a letter alone is no name
+    if len(words[0].strip(".")) == 1 and not _is_initial(words[0]):
         return ""
-    name = " ".join(words[:3])
+    name = " ".join(words)
     return name.title() if name.islower() or name.isupper() else name
 
 
-def _name(patterns: list[re.Pattern], text: str, full: bool) -> str:
+def _name(patterns: list[re.Pattern], text: str, whole: bool = True) -> str:
     for pattern in patterns:
         for match in pattern.finditer(text):
-            name = _clean_name(match.group(1))
+            name = _clean_name(match.group(1), whole)
             if name:
-                return name if full else name.split()[0]
+                return name
+    return ""
+
+
+def _name_before(patterns: list[re.Pattern], text: str, any_start: bool = True) -> str:
+    """The name right before a cue: the longest run of words up to the cue that is all name (`any_start`), else
+    the words before the cue if they all are."""
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            words = match.group(1).split()
+            for start in range(len(words) if any_start else 1):
+                name = _clean_name(" ".join(words[start:]))
+                if name and len(name.split()) == len(words) - start:
+                    return name
     return ""
 
 
@@ -331,15 +374,15 @@ def _similar_name_field(new: str, hints: Hints) -> tuple[str, str] | None:
 
 def _name_correction(text: str, hints: Hints) -> tuple[str, str] | None:
     """("parent_name", "Jon Tan") for "it's Jon not John", choosing the field whose value was the wrong one."""
-    bare = lx.BARE_CORRECTION.match(text)
-    if bare and bare.group(1).lower() not in lx.NOT_A_NAME:
-        return _similar_name_field(bare.group(1).title() if bare.group(1).islower() else bare.group(1), hints)
+    bare = lx.BARE_CORRECTION.match(text) or lx.SPELLED.match(text)
+    if bare and _clean_name(bare.group(1)):
+        return _similar_name_field(_clean_name(bare.group(1)), hints)
     for index, pattern in enumerate(lx.NAME_CORRECTION):
         for match in pattern.finditer(text):
             new, old = match.groups() if index == 0 else reversed(match.groups())
-            if new.lower() in lx.NOT_A_NAME or old.lower() in lx.NOT_A_NAME:
+            if not (_clean_name(new) and _clean_name(old)):
                 continue
-            new = new.title() if new.islower() else new
+            new = _clean_name(new)
             for name_field in ("parent_name", "child_name"):
                 value = str(hints.known.get(name_field) or "").split()
                 if value and value[0].lower() == old.lower():
@@ -428,23 +471,20 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts[fixed[0]] = fixed[1]
         reading.corrections.add(fixed[0])
     else:
-        parent = _name(lx.PARENT_NAME, bare, full=True)
-        child = _name(lx.CHILD_NAME, bare, full=False)
+        parent = _name(lx.PARENT_NAME, bare)
+        child = (_name(lx.CHILD_NAMED, bare) or _name(lx.CHILD_NAME, bare, whole=False)
+                 or _name_before(lx.CHILD_NAME_BEFORE, bare) or _name_before(lx.CHILD_NAME_FIRST, bare, False))
         if (parent and not child and "child_name" in hints.asked and "parent_name" not in hints.asked
                 and not lx.OWN_NAME.search(bare)):  # "shes 5, name is Aisha" answers "What's your daughter's name?"
-            parent, child = None, parent.split()[0]
+            parent, child = None, parent
+        if child and child == parent and lx.OWN_NAME.search(bare):  # "my name is Farah, she's 5": Farah is the parent
+            child = ""
         if parent and parent != child:
             reading.facts["parent_name"] = parent
         if child:
             reading.facts["child_name"] = child
-        # a bare answer to "What's your child's name?" / "May I have your name?" (a number or e-mail: the parent's)
-        contact_details = "parent_phone" in reading.facts or "parent_email" in reading.facts
-        answer = "?" not in text and reading.intents <= {"greet", "yes"} and not (parent or child or contact_details)
-        leading = _clean_name(lx.LEADING_NAME.split(bare.strip(), maxsplit=1)[0]) if answer else ""
-        if leading and "child_name" in hints.asked:
-            reading.facts["child_name"] = leading.split()[0]
-        elif leading and "parent_name" in hints.asked:
-            reading.facts["parent_name"] = leading
+        if not (parent or child):
+            _bare_names(bare, text, reading, hints)
     born = lx.BIRTH.search(text)
     in_digits = lx.NUMBER_WORD.sub(lambda m: str(lx.NUMBER_WORDS[m.group(1).lower()]), bare)  # "five" -> "5"
     age = _age_from_birth(born.group(1), hints.today) if born else _age(in_digits, hints)
@@ -460,6 +500,45 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.relation = relation.group(1).lower()
 
 
+def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
+    """A name said with nothing that says whose: the answer to the name just asked for; to "What's your child's
+    name? And may I have your name?", the child's then the parent's ("Mia, Sarah"), or, for one name alone, a
+    question first ("Is Sarah your child?"): `reading.unsure`. The answer to that question: a yes makes it the
+    child's name, a no the parent's when it answered both questions."""
+    contact_details = "parent_phone" in reading.facts or "parent_email" in reading.facts
+    answer = "?" not in text and reading.intents <= {"greet", "yes"} and not contact_details
+    parts = lx.LEADING_NAME.split(bare.strip(), maxsplit=2) if answer else []
+    said = [_clean_name(part) if _only_name(part) else "" for part in parts[:2]]
+    leading = said[0] if said else ""
+    both = {"child_name", "parent_name"} <= hints.asked
+    if leading and both and len(said) == 2 and said[1]:  # "Mia, Sarah"
+        reading.facts.update(child_name=leading, parent_name=said[1])
+    elif leading and both:
+        reading.unsure.update(child_name=leading, parent_name=leading)
+    elif leading and "child_name" in hints.asked:
+        reading.facts["child_name"] = leading
+    elif leading and "parent_name" in hints.asked:
+        reading.facts["parent_name"] = leading
+    maybe = "" if leading else _name(lx.MAYBE_CHILD, bare, whole=False)
+    if maybe and "child_name" in hints.asked and "parent_name" not in hints.asked:
+        reading.facts["child_name"] = maybe  # "for Mira" to "What's your daughter's name?"
+    elif maybe and maybe.lower() != str(hints.known.get("parent_name") or "").lower():
+        reading.unsure["child_name"] = maybe  # "it's for Mira": asked, not stored
+    if hints.unsure and not reading.unsure and "yes" in reading.intents:  # "Is Mira your daughter?" "yes"
+        reading.facts.setdefault("child_name", hints.unsure["child_name"])
+    elif hints.unsure and not reading.unsure and "no" in reading.intents and "parent_name" in hints.unsure:
+        reading.facts.setdefault("parent_name", hints.unsure["parent_name"])  # "no, that's me"
+
+
+def _only_name(part: str) -> bool:
+    """Whether a piece of a bare answer is a name and at most a filler or two ("Jon Tan here", "sarah lah"), not a
+    sentence that starts like one ("Find me a place", "Try the other one")."""
+    words = [w for w in part.split() if w.lower() not in lx.TITLES]
+    name = _clean_name(part).split()
+    rest = words[len(name):]
+    return len(rest) <= 2 and all(w.lower().strip(".!'") in lx.NOT_A_NAME for w in rest)
+
+
 def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     """Several children, however they are said: names with ages ("Sam (6) and Ella (3)", "Aiden is 7 and Chloe is
     4"), a list of names after a word for children ("my twins, Leo and Mia"), ages for them in order ("they're 5
@@ -472,7 +551,7 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
 
     def add(at: int, name: str, age: int | None = None) -> None:
         name = name.removesuffix("'s")  # "Sam's 6"
-        if name.lower() in lx.NOT_A_NAME or name.lower() == parent or (age is not None and not 0 < age <= MAX_AGE):
+        if not _clean_name(name) or name.lower() == parent or (age is not None and not 0 < age <= MAX_AGE):
             return
         found.append((at, name.title() if name.islower() else name, age))
 
@@ -488,6 +567,9 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     for match in lists:
         for name in lx.CAP_NAME.finditer(match.group(0)):
             add(match.start() + name.start(), name.group(0))
+    called = lx.CALLED_NAME.finditer(digits) if lx.CHILDREN_CUE.search(digits) else ()
+    for match in called:  # "two children, the older one is called Ming, the younger one is called Le"
+        add(match.start(1), match.group(1))
     for match in lx.LOWER_NAME_LIST.finditer(digits):
         add(match.start(1), match.group(1))
         add(match.start(2), match.group(2))

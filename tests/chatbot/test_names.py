@@ -1,0 +1,214 @@
+"""Names and the other personal values the offline reader stores: only words that are that kind of value, said
+where a parent would say it; otherwise nothing, or one short question.
+
+Every phrasing here was written for these tests; none comes from a corpus. Each group is one failure class,
+in English (Singapore English too), Malay, Chinese and Tamil.
+"""
+
+import datetime as dt
+
+import pytest
+from django.utils import translation
+
+from chatbot.agent.offline import replies
+from chatbot.agent.offline.understanding import Hints, read_message
+from tests.chatbot.test_offline_policy import Concierge
+
+TODAY = dt.date(2026, 11, 25)  # a Wednesday
+HINTS = Hints(today=TODAY, now=dt.time(9), tour_times=("09:00", "11:00", "14:00", "16:00"))
+
+
+def read(text: str, *asked: str):
+    return read_message(text, Hints(**{**HINTS.__dict__, "asked": frozenset(asked)}))
+
+
+def names(reading) -> dict:
+    found = {k: v for k, v in reading.facts.items() if k in ("parent_name", "child_name")}
+    return {**found, **({"children": [c.get("name") for c in reading.children]} if reading.children else {})}
+
+
+# --- fillers, fragments, yes-words and dates are no names, even as the answer to "What's your name?" ------------
+
+@pytest.mark.parametrize("text", [
+    "maybe next week",  # en: a hedge and a date
+    "whatever works",
+    "probably after lunch",
+    "as i said",
+    "same as before lah",  # Singapore English
+    "ok lor",
+    "mungkin minggu depan",  # ms: "maybe next week"
+    "macam tadi",  # ms: "like before"
+    "penuh ke?",  # ms: "is it full?"
+    "可能下周",  # zh: "maybe next week"
+    "随便",  # zh: "whatever"
+    "我说过了",  # zh: "I said already"
+    "சொன்னேனே",  # ta: "I told you"
+    "அப்புறம்",  # ta: "later"
+])
+@pytest.mark.parametrize("asked", ["parent_name", "child_name"])
+def test_a_filler_or_fragment_is_no_name(text, asked):
+    assert names(read(text, asked)) == {}
+
+
+@pytest.mark.parametrize("text", [
+    "Find me a school nearby",  # en: a sentence that starts like a name
+    "I think so",
+    "Try the other one",
+    "Nope",
+    "Cuba yang lain dulu",  # ms: "try another one first"
+    "先看看别的",  # zh: "let me look at others first"
+    "வேற பாருங்க",  # ta: "look at another"
+])
+@pytest.mark.parametrize("asked", ["parent_name", "child_name"])
+def test_a_sentence_is_no_name_even_when_it_starts_like_one(text, asked):
+    assert names(read(text, asked)) == {}
+
+
+# --- school years, numbers and single letters are no child ------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "fees for yr 2 pls",  # en
+    "P1 fees?",  # Singapore English
+    "how much for grade 3",
+    "yuran Tahun 2 berapa",  # ms: "how much are the fees for Year 2"
+    "darjah 1 ada?",  # ms: "is there a Standard 1?"
+    "小一的学费多少",  # zh: "how much are the Primary 1 fees"
+    "ஒன்றாம் வகுப்பு கட்டணம் என்ன",  # ta: "what are the Class 1 fees"
+])
+def test_a_school_year_is_no_child(text):
+    assert names(read(text)) == {}
+
+
+@pytest.mark.parametrize("text", ["12 as i said", "S", "K.", "it's with a k", "Im outside", "re fees, 91234567"])
+def test_a_number_or_a_letter_is_no_name(text):
+    assert names(read(text, "child_name")) == {}
+    assert names(read(text, "parent_name")) == {}
+
+
+@pytest.mark.parametrize("text", ["It has two bedrooms, 1 bathroom.", "we need 2 seats, 1 stroller",
+                                  "rumah ada dua bilik, 1 bilik air"])
+def test_things_counted_before_a_number_are_no_child(text):
+    reading = read(text)
+    assert names(reading) == {} and "child_age" not in reading.facts
+
+
+# --- a name of several parts stays whole --------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "asked", "name"), [
+    ("Tan Mei Ling", "parent_name", "Tan Mei Ling"),  # en, a Chinese name in Latin letters
+    ("Lakshmi R", "parent_name", "Lakshmi R"),  # a Tamil name with its initial after it
+    ("Mr. R. Kumar", "parent_name", "R. Kumar"),
+    ("I'm Ravi s/o Kumar", "", "Ravi s/o Kumar"),
+    ("nama saya Siti Nur Aisyah binti Abdullah", "", "Siti Nur Aisyah binti Abdullah"),  # ms
+    ("我叫Lim Wei Jie", "", "Lim Wei Jie"),  # zh
+    ("என் பெயர் R. Lakshmi", "", "R. Lakshmi"),  # ta, the initial first
+])
+def test_a_parents_name_keeps_all_its_parts(text, asked, name):
+    assert names(read(text, *filter(None, [asked]))) == {"parent_name": name}
+
+
+@pytest.mark.parametrize(("text", "asked", "name"), [
+    ("Nur Alya", "child_name", "Nur Alya"),  # the given name has two words: neither is dropped
+    ("her name is Mei Xin", "", "Mei Xin"),
+    ("nama anak saya Siti Hajar", "", "Siti Hajar"),  # ms: "my child's name is": the child's, not the parent's
+    ("我女儿叫Chloe Tan", "", "Chloe Tan"),  # zh: "my daughter is called"
+    ("என் மகள் பெயர் Kavya Sri", "", "Kavya Sri"),  # ta: "my daughter's name is"
+])
+def test_a_childs_name_keeps_all_its_parts_and_is_the_childs(text, asked, name):
+    assert names(read(text, *filter(None, [asked]))) == {"child_name": name}
+
+
+def test_a_name_said_by_the_way_ends_where_its_capitals_do():
+    assert names(read("my son Sam wants to see the playground")) == {"child_name": "Sam"}
+
+
+# --- the right person -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", ["Danish, 4", "Danish, 4 years old", "Danish (4)"])
+def test_a_name_given_with_an_age_is_the_childs_even_when_the_parents_name_was_asked(text):
+    reading = read(text, "parent_name")
+    assert names(reading) == {"child_name": "Danish"} and reading.facts["child_age"] == 4
+
+
+@pytest.mark.parametrize(("text", "children"), [
+    ("two kids, Ethan is 6 and Emma is 3", ["Ethan", "Emma"]),  # en
+    ("dua anak, Adam 6 tahun dan Hawa 3 tahun", ["Adam", "Hawa"]),  # ms
+    ("两个孩子，大的叫Ethan 6岁，小的叫Emma 3岁", ["Ethan", "Emma"]),  # zh: "the older one is called..."
+    ("两个孩子，老大叫小明，老二叫小红", ["小明", "小红"]),  # zh, without ages
+])
+def test_every_sibling_is_kept(text, children):
+    assert names(read(text)) == {"children": children}
+
+
+# --- unsure: one short question, answered against the dialogue state --------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "hi, can I book a tour for Zara?",  # en
+    "boleh tempah lawatan untuk Zara?",  # ms: "can I book a visit for Zara?"
+])
+async def test_a_name_said_without_whose_is_asked_about_and_a_yes_stores_it(text):
+    concierge = Concierge()
+    first = await concierge.say(text)
+    assert "Is Zara your child?" in first.text
+    assert "child_is" in concierge.school.dialogue.asked
+    assert not any(args.get("child_name") for _, args in first.calls)
+    yes = await concierge.say("yes")
+    assert yes.called("book_tour")[0]["child_name"] == "Zara"
+
+
+async def test_a_no_to_whose_name_it_is_stores_nothing_and_asks_for_the_childs_name():
+    concierge = Concierge()
+    await concierge.say("can I book a tour for Zara?")
+    no = await concierge.say("no")
+    assert not any(args.get("child_name") for _, args in no.calls)
+    assert "child_name" in concierge.school.dialogue.asked
+
+
+async def test_for_a_name_answering_the_childs_name_question_is_the_child():
+    concierge = Concierge()
+    await concierge.say("hi, can I book a tour for my daughter")
+    reply = await concierge.say("for Zara")
+    assert reply.called("book_tour")[0]["child_name"] == "Zara"
+
+
+@pytest.mark.parametrize(("answer", "stored"), [("yes", "child_name"), ("no", "parent_name")])
+async def test_one_name_to_both_name_questions_is_asked_about_and_the_answer_places_it(answer, stored):
+    concierge = Concierge()
+    await concierge.say("I want a tour for my 4 year old")
+    assert {"child_name", "parent_name"} <= set(concierge.school.dialogue.asked)
+    unsure = await concierge.say("Sarah")
+    assert unsure.text == "Is Sarah your child?" and concierge.school.dialogue.asked == ["child_is"]
+    placed = await concierge.say(answer)
+    assert placed.called("book_tour")[0][stored] == "Sarah"
+    assert {"child_name", "parent_name"} - {stored} <= set(concierge.school.dialogue.asked)
+
+
+async def test_two_names_to_both_name_questions_are_the_childs_then_the_parents():
+    concierge = Concierge()
+    await concierge.say("I want a tour for my 4 year old")
+    reply = await concierge.say("Mia, Sarah")
+    assert {k: reply.called("book_tour")[0][k] for k in ("child_name", "parent_name")} == {
+        "child_name": "Mia", "parent_name": "Sarah"}
+
+
+@pytest.mark.parametrize(("language", "relation", "question"), [
+    ("en", "daughter", "Is Zara your daughter?"),
+    ("ms", "son", "Adakah Zara anak lelaki anda?"),
+    ("zh-hans", "", "Zara是您的孩子吗？"),
+    ("ta", "daughter", "Zara உங்கள் மகளா?"),
+])
+def test_the_question_is_in_the_parents_language_and_declared(language, relation, question):
+    with translation.override(language), replies.recording() as declared:
+        assert replies.is_your_child("Zara", relation) == question
+    assert declared.asked == ["child_is"]
+
+
+# --- a name spelt out corrects the name it is spelt like ----------------------------------------------------
+
+@pytest.mark.parametrize("text", ["its Markus with a k", "Markus, with a k", "sorry it's Markus"])
+async def test_a_name_spelt_out_corrects_the_parents_name(text):
+    concierge = Concierge()
+    await concierge.say("hi I'm Marcus, a tour for my son Leo, 4")
+    reply = await concierge.say(text)
+    assert reply.called("update_context") == [
+        {"field_to_update": "parent_name", "new_value": "Markus", "reason": "user_correction"}]

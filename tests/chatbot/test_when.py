@@ -223,7 +223,9 @@ def test_a_weekday_this_week_said_on_a_sunday_is_the_coming_one():
     ("November 19th", "2026-11-19"),
     ("the 19th of November", "2026-11-19"),
     ("19 November 2027", "2027-11-19"),
-    ("18 November", "2027-11-18"),  # yesterday's date: next year's
+    ("18 November", "2026-11-18"),  # yesterday's date is yesterday's: the tools then say it has passed
+    ("12 Nov", "2026-11-12"),
+    ("18 February", "2027-02-18"),  # months ago: next year's
 ])
 def test_todays_date_stays_today(text, date):
     assert read(text)[0] == date

@@ -52,7 +52,7 @@ WEEK_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4}
 _PART = r"(?:morning|afternoon|arvo|evening|night)"
 # After "around 3" / "about 3", only these make it a time: "about 3 questions" is a count.
 _THEN_WHEN = (r"(?=\s*(?:[,.!?;)]|$)|\s+(?:on|this|next|tomorrow|today|tonight|in|or|if|please|then|would|works?"
-              r"|is|suits?|ish)\b|-ish)")
+              r"|is|suits?|ish|can|ok|okay)\b|-ish)")
 # Nouns that make a number a count, not a time: "at two of them", "about 3 people".
 _COUNTED = (r"(?:people|persons?|of|kids|children|adults|guests|students|parents|tickets|seats|places|spots"
             r"|years?|yrs|months?|weeks?|days?|hours?|hrs|minutes?|mins)\b")
@@ -235,8 +235,8 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(rf"\b(?P<how>(?:a\s+)?quarter|twenty(?:[- ]five)?|{_MINUTES}\s+minutes?)\s+(?:to|till|til|of)\s+"
                 rf"(?P<hour>{_HOUR})\b(?![:.]\d)", re.IGNORECASE), _to),
     (re.compile(rf"\bhalf\s+({_HOUR})\b(?![:.]\d)(?!\s+{_COUNTED})", re.IGNORECASE), r"\1:30"),  # British "half 3"
-    # "3 ish" is "around 3" ("half 3 ish" is "3:30 ish" by now, a time as it is)
-    (re.compile(r"(?<![:.\d])(?<!\baround\s)(?<!\babout\s)(?<!\bat\s)\b(\d{1,2}) ish\b", re.IGNORECASE), r"around \1"),
+    # "3 ish" is a time, "at 3" ("half 3 ish" is "3:30 ish" by now, a time as it is)
+    (re.compile(r"(?<![:.\d])(?<!\baround\s)(?<!\babout\s)(?<!\bat\s)\b(\d{1,2}) ish\b", re.IGNORECASE), r"at \1"),
 ]
 
 
@@ -476,15 +476,16 @@ def _preferred(matches: list[re.Match], text: str) -> list[re.Match]:
     """Drop the values a correction names as wrong ("Thursday, not Wednesday"), the ones a reason gives
     ("4.15 would be easier as my husband finishes at 3.30") and the ones turned down ("9 is tough")."""
     kept = [m for m in matches if not OLD_VALUE.search(text[max(0, m.start() - 15) : m.start()])]
-    kept = [m for m in kept if not _in_reason(text, m.start())] or kept
+    kept = [m for m in kept if not _in_reason(text, m.start(), m.end())] or kept
     kept = [m for m in kept if not REJECTED.match(text, m.end())] or kept  # "9 is tough", "mornings are hard"
     return kept or matches
 
 
-def _in_reason(text: str, position: int) -> bool:
-    """Whether `position` is inside a "because ..." clause of its sentence."""
+def _in_reason(text: str, position: int, end: int) -> bool:
+    """Whether the phrase from `position` to `end` is inside a "because ..." clause of its sentence (or is one:
+    "I work till 6")."""
     start = max((m.end() for m in SENTENCE_END.finditer(text, 0, position)), default=0)
-    return bool(REASON.search(text, start, position))
+    return bool(REASON.search(text, start, end))
 
 
 def _outside(matches: list[re.Match], taken: list[re.Match]) -> list[re.Match]:
@@ -565,6 +566,7 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
     parts = list(PART_OF_DAY.finditer(norm))
     windows = _preferred(_outside(list(WINDOW.finditer(norm)), all_dates), norm)
     times = _preferred(_outside(_times(norm, all_dates), windows), norm)
+    windows = [] if times else windows  # "midday, as she naps after lunch": an exact time says more than a window
     for match in sorted(times + windows, key=lambda m: m.start()):  # later mentions win
         half = _half_of_day(norm, match, parts)
         if match.re is WINDOW:  # "after 3pm", "between 12 n 2": a window, not an exact time

@@ -69,6 +69,19 @@ async def test_two_matches_are_asked_about_with_only_those_options(language, ans
     assert not reply.called("book_tour") and "more than one" in reply.text, (language, reply.text)
     assert [(o.date, o.time) for o in school.dialogue.options] == [FIRST, THIRD]
     assert "choice" in school.dialogue.asked
+    assert len(blocks_for([], school.dialogue.options)[-1]["options"]) == 2  # a button for each
+
+
+async def test_the_2nd_is_the_day_when_a_listed_slot_falls_on_it_else_the_position():
+    school = FakeSchool()
+    school.collected = dict(DETAILS)
+    concierge = Concierge(school)
+    await concierge.say("what do you have next week?")
+    offered(school, [slot(dt.date(2026, 12, 2), "09:00"), slot(dt.date(2026, 12, 3), "09:00"),
+                     slot(dt.date(2026, 12, 4), "09:00")])
+    assert _booked(await concierge.say("the 2nd")) == ("2026-12-02", "09:00")
+    _, reply = await _pick("the 3rd")  # no listed slot on the 3rd: the third listed
+    assert _booked(reply) == THIRD
 
 
 # --- a time said as people say it, against the slots on offer ----------------------------------------------------

@@ -5,7 +5,9 @@ import datetime as dt
 
 import pytest
 
+from bookings.models import CallbackRequest
 from chatbot.agent.blocks import blocks_for
+from chatbot.agent.datetimes import read_call_time
 from tests.chatbot.test_offline_policy import Concierge, FakeSchool, offered, slot
 
 MONDAY, TUESDAY = dt.date(2026, 11, 23), dt.date(2026, 11, 24)
@@ -119,3 +121,21 @@ async def test_a_window_lists_only_the_slots_inside_it_with_buttons_for_them(lan
     assert "16:00" in reply.text and "14:00" not in reply.text, (language, reply.text)
     assert [(o.date, o.time) for o in school.dialogue.options] == [("2026-11-23", "16:00")]  # the buttons' options
     assert blocks_for([], school.dialogue.options)[-1]["options"][0]["value"] == school.dialogue.options[0].label
+
+
+# --- a call back at a time said as people say it -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("language", "text", "start", "day"), [
+    ("sg", "call me tmrw after 5 pls, Jon Tan 91234567", "17:00", "2026-11-23"),
+    ("ms", "telefon saya esok lepas pukul 5, Jon Tan 91234567", "17:00", "2026-11-23"),
+    ("zh", "明天下午5点以后打电话给我，Jon Tan 91234567", "17:00", "2026-11-23"),
+    ("ta", "நாளை மாலை 5 மணிக்கு பிறகு அழைக்கவும், Jon Tan 91234567", "17:00", "2026-11-23"),
+])
+async def test_a_call_back_after_5_is_asked_for_as_a_window(language, text, start, day):
+    reply = await Concierge().say(text)
+    asked = reply.called("request_callback")
+    assert asked and asked[0]["parent_name"] == "Jon Tan", (language, reply.calls)
+    wish = read_call_time(asked[0]["best_time_to_call"], dt.date(2026, 11, 22))
+    assert wish.best_time == CallbackRequest.BestTime.WINDOW and wish.start == dt.time.fromisoformat(start), language
+    assert wish.day == dt.date.fromisoformat(day), (language, asked[0]["best_time_to_call"])

@@ -339,7 +339,8 @@ def test_parts_of_the_day(language, text, part):
 @pytest.mark.parametrize(("language", "text", "after", "before"), [
     ("en", "after lunch", "13:00", None), ("en", "before lunch", None, "12:00"), ("en", "after 5", "17:00", None),
     ("en", "before 10", None, "10:00"), ("sg", "between 12 n 2 can?", "12:00", "14:00"),
-    ("en", "from 2 to 4pm", "14:00", "16:00"), ("en", "any time after 3 on Friday", "15:00", None),
+    ("en", "from 2 to 4pm", "14:00", "16:00"), ("en", "2-4pm tomorrow", "14:00", "16:00"),
+    ("en", "any time after 3 on Friday", "15:00", None),
     ("ms", "lepas lunch", "13:00", None), ("ms", "selepas pukul 3", "15:00", None), ("ms", "sebelum 10", None, "10:00"),
     ("zh", "午饭后", "13:00", None), ("zh", "下午3点以后", "15:00", None), ("zh", "10点以前", None, "10:00"),
     ("ta", "மதிய உணவுக்குப் பிறகு", "13:00", None), ("ta", "மாலை 5 மணிக்கு பிறகு", "17:00", None),

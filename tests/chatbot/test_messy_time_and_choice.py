@@ -8,6 +8,7 @@ import pytest
 from bookings.models import CallbackRequest
 from chatbot.agent.blocks import blocks_for
 from chatbot.agent.datetimes import read_call_time
+from chatbot.agent.offline.understanding import Hints, read_message
 from tests.chatbot.test_offline_policy import Concierge, FakeSchool, offered, slot
 
 MONDAY, TUESDAY = dt.date(2026, 11, 23), dt.date(2026, 11, 24)
@@ -46,6 +47,14 @@ BY_TIME = [
     ("en", "the 2pm one", SECOND), ("en", "11am", THIRD), ("en", "2.00 pls", SECOND),
     ("ms", "pukul 2 petang", SECOND), ("zh", "下午两点那个", SECOND), ("ta", "மதியம் 2 மணி", SECOND),
 ]
+
+
+@pytest.mark.parametrize(("text", "choice"), [("no 3", 2), ("no. 3 pls", 2), ("no 3pm", None), ("number 2.30", None)])
+def test_a_number_after_no_is_a_position_unless_it_is_a_time(text, choice):
+    hints = Hints(today=MONDAY, now=dt.time(9), options=3)
+    assert read_message(text, hints).choice == choice
+
+
 BY_PART_OF_DAY = [
     ("en", "the afternoon one", SECOND), ("sg", "afternoon one can", SECOND),
     ("ms", "yang petang", SECOND), ("zh", "下午那个", SECOND), ("ta", "மதியம்", SECOND),

@@ -186,7 +186,7 @@ ORDINAL = _rx(
 )
 ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5, "seventh": 6, "eighth": 7}
 NUMBERED = _rx(
-    r"(?:\b(?:option|number|no\.?|slot|choice)\s*|#)(\d{1,2})\b|\b(\d)(?:st|nd|rd|th)\s+(?:one|option|slot)\b"
+    r"(?:\b(?:option|number|no\.?|slot|choice)\s*|#)(\d{1,2})\b(?![:.]\d|\s*[ap]m\b)|\b(\d)(?:st|nd|rd|th)\s+(?:one|option|slot)\b"
     r"|^\W*(?:the\s+)?(\d)(?:st|nd|rd|th)\W*(?:please|pls|plz)?\W*$"  # a bare "the 2nd" while options are listed
 )
 # The soonest or the latest of the options listed (of those that fit the day or time said with it)

@@ -228,6 +228,7 @@ def test_a_weekday_this_week_said_on_a_sunday_is_the_coming_one():
     ("18 November", "2026-11-18"),  # yesterday's date is yesterday's: the tools then say it has passed
     ("12 Nov", "2026-11-12"),
     ("18 February", "2027-02-18"),  # months ago: next year's
+    ("15 Sept", "2027-09-15"),
 ])
 def test_todays_date_stays_today(text, date):
     assert read(text)[0] == date

@@ -34,7 +34,7 @@ from bookings.intake import part_of_day
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 PARTS_OF_DAY = ("morning", "afternoon", "evening")
 MIN_RANGE_DAYS = 3
-RECENT_PAST = dt.timedelta(days=90)  # a day and month without a year this long ago is that (past) day, not next year's
+RECENT_PAST = dt.timedelta(days=31)  # a day and month up to a month gone is that (past) day, not next year's
 HOUR_WORDS = {word: n for n, word in enumerate(
     ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"], start=1)}
 MINUTE_WORDS = {"five": 5, "ten": 10, "fifteen": 15, "twenty": 20, "twenty-five": 25, "twenty five": 25,

@@ -361,3 +361,12 @@ def test_a_correction_after_the_chats_tour_was_cancelled_goes_only_into_the_deta
     result = call(ctx, "update_context", field_to_update="child_name", new_value="Miah",
                   booking_id=booking.reference)
     assert result["status"] == "error", "a cancelled tour named by reference is refused, not said to be changed"
+
+
+def test_a_day_and_month_just_gone_is_called_past_not_too_far_ahead(ctx, school):
+    gone = local_now(school).date() - dt.timedelta(days=5)
+    said = f"{gone.day} {gone:%B}"  # "22 November": the day just gone, not next year's
+    result = call(ctx, "check_availability", date_range_start=said, date_range_end=said)
+    assert result["status"] == "no_match"
+    assert "already passed" in result["message"] and "days ahead" not in result["message"]
+    assert result["alternatives"]

@@ -9,8 +9,10 @@ import datetime as dt
 
 import pytest
 
-from chatbot.agent.datetimes import parse_date, parse_time
-from chatbot.agent.offline.when import find_when, normalise, read_time, spans
+from bookings.models import CallbackRequest
+from chatbot.agent.datetimes import parse_date, parse_time, read_call_time
+from chatbot.agent.offline.gloss import gloss
+from chatbot.agent.offline.when import When, find_when, normalise, read_time, spans
 
 TODAY = dt.date(2026, 11, 19)  # a Thursday
 NOW = dt.time(10, 0)
@@ -223,7 +225,10 @@ def test_a_weekday_this_week_said_on_a_sunday_is_the_coming_one():
     ("November 19th", "2026-11-19"),
     ("the 19th of November", "2026-11-19"),
     ("19 November 2027", "2027-11-19"),
-    ("18 November", "2027-11-18"),  # yesterday's date: next year's
+    ("18 November", "2026-11-18"),  # yesterday's date is yesterday's: the tools then say it has passed
+    ("12 Nov", "2026-11-12"),
+    ("18 February", "2027-02-18"),  # months ago: next year's
+    ("15 Sept", "2027-09-15"),
 ])
 def test_todays_date_stays_today(text, date):
     assert read(text)[0] == date
@@ -310,3 +315,115 @@ def test_the_tools_read_only_a_part_of_day_as_no_time():
 ])
 def test_the_tools_read_dates_the_same_way(text, date):
     assert parse_date(text, TODAY) == dt.date.fromisoformat(date)
+
+
+# --- time as people say it, in every language (issue 28) ------------------------------------------------------
+
+
+def heard(text: str) -> When:
+    """What a message in any supported language says of when (glossed to English words first, as the policy does)."""
+    return find_when(gloss(text).text, TODAY, NOW, ("09:00", "11:00", "14:00", "16:00"))
+
+
+@pytest.mark.parametrize(("language", "text", "part"), [
+    ("en", "tomorrow morning", "morning"), ("en", "friday arvo", "afternoon"), ("en", "in the evening", "evening"),
+    ("ms", "esok pagi", "morning"), ("ms", "petang khamis", "afternoon"), ("ms", "esok tengah hari", "afternoon"),
+    ("zh", "明天上午", "morning"), ("zh", "早上", "morning"), ("zh", "下午", "afternoon"), ("zh", "晚上", "evening"),
+    ("ta", "நாளை காலை", "morning"), ("ta", "மதியம்", "afternoon"), ("ta", "மாலை", "evening"),
+    ("mixed", "esok afternoon can?", "afternoon"), ("mixed", "明天 morning ok", "morning"),
+])
+def test_parts_of_the_day(language, text, part):
+    when = heard(text)
+    assert (when.part_of_day, when.time) == (part, None), language
+
+
+@pytest.mark.parametrize(("language", "text", "after", "before"), [
+    ("en", "after lunch", "13:00", None), ("en", "before lunch", None, "12:00"), ("en", "after 5", "17:00", None),
+    ("en", "before 10", None, "10:00"), ("sg", "between 12 n 2 can?", "12:00", "14:00"),
+    ("en", "from 2 to 4pm", "14:00", "16:00"), ("en", "2-4pm tomorrow", "14:00", "16:00"),
+    ("en", "any time after 3 on Friday", "15:00", None),
+    ("ms", "lepas lunch", "13:00", None), ("ms", "selepas pukul 3", "15:00", None), ("ms", "sebelum 10", None, "10:00"),
+    ("zh", "午饭后", "13:00", None), ("zh", "下午3点以后", "15:00", None), ("zh", "10点以前", None, "10:00"),
+    ("ta", "மதிய உணவுக்குப் பிறகு", "13:00", None), ("ta", "மாலை 5 மணிக்கு பிறகு", "17:00", None),
+    ("ta", "10 மணிக்கு முன்", None, "10:00"),
+])
+def test_a_window_is_a_range_of_the_day_not_an_exact_time(language, text, after, before):
+    when = heard(text)
+    assert (when.after, when.before, when.time) == (after, before, None), language
+
+
+@pytest.mark.parametrize("text", ["for ages from 3 to 6?", "between 2 and 3 children", "after 5 days",
+                                  "before 10 December", "we arrive after 2 weeks"])
+def test_numbers_near_window_words_that_are_no_times(text):
+    when = heard(text)
+    assert (when.after, when.before) == (None, None)
+
+
+@pytest.mark.parametrize(("language", "text", "time"), [
+    ("en", "half 3ish", "15:30"), ("en", "3-ish", "15:00"), ("en", "around 3", "15:00"), ("sg", "3ish can", "15:00"),
+    ("en", "11ish tomorrow", "11:00"), ("ms", "dalam pukul 3", "15:00"), ("zh", "3点左右", "15:00"),
+    ("ta", "சுமார் 3 மணி", "15:00"),
+])
+def test_rough_times(language, text, time):
+    assert heard(text).time == time, language
+
+
+@pytest.mark.parametrize(("language", "text", "date"), [
+    ("en", "in 2 weeks, wednesday", "2026-12-02"),  # the Wednesday of the week two weeks ahead
+    ("en", "wednesday in two weeks", "2026-12-02"),
+    ("sg", "next next tues", "2026-12-01"),
+    ("en", "Thursday the week after next", "2026-12-03"),
+    ("ms", "minggu depan hari rabu", "2026-11-25"),
+    ("zh", "下星期三", "2026-11-25"),
+])
+def test_weeks_ahead_with_a_weekday(language, text, date):
+    assert heard(text).date == dt.date.fromisoformat(date), language
+
+
+@pytest.mark.parametrize("text", ["the week after next", "next next week"])
+def test_the_week_after_next_is_that_week(text):
+    when = heard(text)
+    assert (when.start, when.end) == (dt.date(2026, 11, 30), dt.date(2026, 12, 6))
+
+
+@pytest.mark.parametrize(("language", "text", "part"), [
+    ("ms", "petang lagi bagus sbb pagi i kerja", "afternoon"),
+    ("en", "afternoon is better because mornings I work", "afternoon"),
+    ("en", "mornings are hard for us, afternoon?", "afternoon"),
+    ("sg", "morning cannot, afternoon can", "afternoon"),
+    ("zh", "上午不行，下午可以", "afternoon"),
+    ("zh", "下午比较好，因为上午我要上班", "afternoon"),
+    ("ta", "மதியம் சரி, ஏனென்றால் காலையில் வேலை", "afternoon"),
+])
+def test_the_part_preferred_not_the_one_in_the_reason_or_turned_down(language, text, part):
+    assert heard(text).part_of_day == part, language
+
+
+def test_a_time_turned_down_is_not_the_time_asked_for():
+    assert heard("9am is tough with drop off, 2pm?").time == "14:00"
+    when = heard("9 is tough with drop off. after lunch same day?")
+    assert (when.time, when.after, when.part_of_day) == (None, "13:00", "afternoon")
+
+
+def test_an_exact_time_says_more_than_a_window_in_a_reason():
+    assert heard("midday if possible, she naps after lunch").time == "12:00"
+    assert heard("Book me in for 7.45pm please, I work till 6").time == "19:45"
+
+
+@pytest.mark.parametrize(("language", "text", "start", "end"), [
+    ("en", "call me tmrw after 5", "17:00", None), ("sg", "call me after 5 can", "17:00", None),
+    ("en", "call me back between 2 and 4pm", "14:00", "16:00"), ("en", "before 11am please", None, "11:00"),
+    ("ms", "telefon saya esok lepas pukul 5 petang", "17:00", None),
+    ("zh", "明天下午5点以后打给我", "17:00", None), ("zh", "下午5点之后", "17:00", None),
+    ("ta", "நாளை மாலை 5 மணிக்கு பிறகு அழைக்கவும்", "17:00", None),
+])
+def test_a_call_back_after_5_is_a_window_not_a_specific_time(language, text, start, end):
+    wish = read_call_time(text, TODAY)
+    assert wish.best_time == CallbackRequest.BestTime.WINDOW, language
+    assert (wish.start, wish.end) == tuple(dt.time.fromisoformat(t) if t else None for t in (start, end))
+
+
+def test_a_call_back_on_a_day_keeps_the_day():
+    assert read_call_time("call me tmrw after 5", TODAY).day == dt.date(2026, 11, 20)
+    assert read_call_time("明天下午5点以后", TODAY).day == dt.date(2026, 11, 20)
+    assert read_call_time("3pm", TODAY).best_time == CallbackRequest.BestTime.SPECIFIC

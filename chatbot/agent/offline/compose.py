@@ -21,7 +21,11 @@ def _availability(turn: "Turn", purpose: str = "") -> str:
     steps = [s for s in turn.conv.steps if s.name == "check_availability" and s.result is not None]
     if not steps:
         return ""
-    return replies.availability(steps[-1].result, steps[-1].args, turn.today, purpose)
+    result, when = steps[-1].result, turn.reading.when
+    if (when.after or when.before) and not when.time:  # "after 3": the afternoon's slots from 15:00 on
+        fitting = [s for s in result.get("available_slots") or [] if when.fits_time(str(s.get("time") or ""))]
+        result = {**result, "available_slots": fitting} if fitting else result
+    return replies.availability(result, steps[-1].args, turn.today, purpose)
 
 
 def _choice_problem(turn: "Turn") -> str:

@@ -189,8 +189,11 @@ ORDINAL = _rx(
 )
 ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5, "seventh": 6, "eighth": 7}
 NUMBERED = _rx(
-    r"(?:\b(?:option|number|no\.|slot|choice)\s*|#)(\d{1,2})\b|\b(\d)(?:st|nd|rd|th)\s+(?:one|option|slot)\b"
+    r"(?:\b(?:option|number|no\.?|slot|choice)\s*|#)(\d{1,2})\b(?![:.]\d|\s*[ap]m\b)|\b(\d)(?:st|nd|rd|th)\s+(?:one|option|slot)\b"
+    r"|^\W*(?:the\s+)?(\d)(?:st|nd|rd|th)\W*(?:please|pls|plz)?\W*$"  # a bare "the 2nd" while options are listed
 )
+# The soonest or the latest of the options listed (of those that fit the day or time said with it)
+EXTREME = _rx(r"\b(?:(soonest|earliest|first available|next available)|(latest))\b")
 BARE_NUMBER = _rx(r"^\s*(\d{1,2})\s*[.)!]?\s*(?:please|pls)?\s*$")
 HOUR_ONLY = _rx(r"^\D*?\b(\d{1,2})\b(?!\s*(?:years?|yrs?|y/?o|yo|kids?|children|people|:))\D*$")
 

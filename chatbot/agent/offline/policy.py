@@ -94,9 +94,7 @@ def _slot_matches(slot: dict, when: When) -> bool:
         return False
     if when.start and not (when.start <= day <= (when.end or when.start)):
         return False
-    if when.time and time != when.time:
-        return False
-    return not (when.part_of_day and time and part_of_day(time) != when.part_of_day)
+    return when.fits_time(time) if time else not when.time
 
 
 class Turn:
@@ -333,13 +331,20 @@ class Turn:
         """(matching offered slots, whether the parent was picking one)."""
         options = [o for o in self.options if o.get("time") and not o.get("booking_id")]  # slots, not tours
         reading = self.reading
+        when = reading.when
         if reading.choice is not None and not options:  # a number picking one of the listed tours
             return [], False
+        dated = [o for o in options if _slot_matches(o, when)] if when.kind == "day" else []
+        if reading.choice is not None and len(dated) == 1:  # "the 2nd" when the 2 December is listed: that day
+            return dated, True
+        if reading.extreme and options:  # "the soonest", "the latest in the afternoon"
+            fitting = [o for o in options if _slot_matches(o, when)] or options
+            pick = (min if reading.extreme == "soonest" else max)(fitting, key=lambda o: (o["date"], o["time"]))
+            return [pick], True
         if reading.choice is not None:
             if reading.choice == -1:
                 return [options[-1]], True
             return (options[reading.choice : reading.choice + 1] if reading.choice < len(options) else []), True
-        when = reading.when
         proposed = len(options) == 1 or "propose_first" in self.asked  # "great" to the one (or soonest) offered
         if options and proposed and "yes" in reading.intents and when.is_empty:
             return options[:1], True

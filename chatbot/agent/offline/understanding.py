@@ -63,6 +63,7 @@ class Reading:
     booking_refs: list[str] = field(default_factory=list)
     callback_refs: list[str] = field(default_factory=list)  # call backs named by reference ("C-WUC3X6")
     choice: int | None = None  # index into the options shown; -1 for "the last one"
+    extreme: str = ""  # "soonest" or "latest": the option picked by when it is ("the soonest", "earliest one")
     hour: int | None = None  # "11 then": a bare hour naming one of the options shown
     reason: str = ""
     topic: str = ""
@@ -77,9 +78,12 @@ class Reading:
 
     def merge(self, other: "Reading") -> "Reading":
         """This reading with a later message's reading on top (later facts win)."""
-        when = other.when if other.when.has_date or other.when.time else self.when
-        if other.when.part_of_day and not other.when.has_date and not other.when.time:
-            when = replace(when, part_of_day=other.when.part_of_day)
+        later = other.when
+        when = later if later.has_date or later.time else self.when
+        if not later.has_date and not later.time and (later.after or later.before):  # "after 3": a window that day
+            when = replace(when, time=None, part_of_day=later.part_of_day, after=later.after, before=later.before)
+        elif later.part_of_day and not later.has_date and not later.time:
+            when = replace(when, part_of_day=later.part_of_day)
         return Reading(
             intents=self.intents | other.intents,
             questions=self.questions + other.questions,
@@ -89,6 +93,7 @@ class Reading:
             booking_refs=list(dict.fromkeys(self.booking_refs + other.booking_refs)),
             callback_refs=list(dict.fromkeys(self.callback_refs + other.callback_refs)),
             choice=other.choice if other.choice is not None else self.choice,
+            extreme=other.extreme or self.extreme,
             hour=other.hour if other.hour is not None else self.hour,
             reason=other.reason or self.reason,
             topic=other.topic or self.topic,
@@ -342,7 +347,7 @@ def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
     reading.intents |= found
     if found - {"thanks", "bye", "yes", "no"}:
         return
-    school = lx.SCHOOL_WORDS.search(sentence)
+    school = lx.SCHOOL_WORDS.search(_mask(sentence, spans(sentence)))  # "after lunch?" asks for a time, not lunch
     if lx.OFFTOPIC.search(sentence) and not school:
         reading.intents.add("offtopic")
         return
@@ -641,6 +646,8 @@ def _ages_in_order(text: str) -> list[int]:
 def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     """The option picked, and what a call back is about and when."""
     reading.choice = _choice(text, hints)
+    extreme = lx.EXTREME.search(text) if hints.options else None
+    reading.extreme = ("soonest" if extreme.group(1) else "latest") if extreme else ""
     hour = lx.HOUR_ONLY.match(bare)
     if hour and reading.choice is None and hints.options and len(text.split()) <= 5 and 0 < int(hour.group(1)) < 24:
         reading.hour = int(hour.group(1))

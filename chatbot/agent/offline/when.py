@@ -34,6 +34,7 @@ from bookings.intake import part_of_day
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 PARTS_OF_DAY = ("morning", "afternoon", "evening")
 MIN_RANGE_DAYS = 3
+RECENT_PAST = dt.timedelta(days=31)  # a day and month up to a month gone is that (past) day, not next year's
 HOUR_WORDS = {word: n for n, word in enumerate(
     ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"], start=1)}
 MINUTE_WORDS = {"five": 5, "ten": 10, "fifteen": 15, "twenty": 20, "twenty-five": 25, "twenty five": 25,
@@ -44,11 +45,14 @@ _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|
           r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")  # whole words: "maybe" is not May
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _NOT_A_TIME = r"(?![:.]?\d|\s*[ap]m\b)"  # "March 11:30", "Friday 10am": the number is a time, not a day
-_WEEK = r"(?:next|this|coming|the\s+following|the\s+coming)\s+week"
+# A week said relative to this one: "next week", "the week after next", "next next week", "in 2 weeks"
+_WEEK = (r"(?:(?:next\s+next|next|this|coming|the\s+following|the\s+coming)\s+week|(?:the\s+)?week\s+after\s+next"
+         r"|in\s+(?:a|one|two|three|four|\d)\s+weeks?(?:'?\s+time)?)")
+WEEK_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4}
 _PART = r"(?:morning|afternoon|arvo|evening|night)"
 # After "around 3" / "about 3", only these make it a time: "about 3 questions" is a count.
 _THEN_WHEN = (r"(?=\s*(?:[,.!?;)]|$)|\s+(?:on|this|next|tomorrow|today|tonight|in|or|if|please|then|would|works?"
-              r"|is|suits?|ish)\b|-ish)")
+              r"|is|suits?|ish|can|ok|okay)\b|-ish)")
 # Nouns that make a number a count, not a time: "at two of them", "about 3 people".
 _COUNTED = (r"(?:people|persons?|of|kids|children|adults|guests|students|parents|tickets|seats|places|spots"
             r"|years?|yrs|months?|weeks?|days?|hours?|hrs|minutes?|mins)\b")
@@ -56,7 +60,7 @@ _COUNTED = (r"(?:people|persons?|of|kids|children|adults|guests|students|parents
 DATE_PHRASE = re.compile(
     rf"""\b{_WEEKDAY},?\s+(?:of\s+)?{_WEEK}\b | \b{_WEEK}(?:'s)?,?\s+(?:on\s+)?{_WEEKDAY}\b
     | \b(?:day\ after\ tomorrow|today|tonight|tomorrow|tmrw?)\b
-    | \b(?:(?:this|next|coming|this\ coming)\s+)?{_WEEKDAY}\b
+    | \b(?:(?:next\s+)+|(?:this|coming|this\ coming)\s+)?{_WEEKDAY}\b
       (?:,?\s+(?:the\s+)?{_DAY}(?:\s+(?:of\s+)?{_MONTH})?\b{_NOT_A_TIME})?
     | \b(?:the\s+)?(?<![:.]){_DAY}\s+(?:of\s+)?{_MONTH}(?:\s+\d{{4}})?
     | \b{_MONTH}\s+(?:the\s+)?{_DAY}\b{_NOT_A_TIME}(?:,?\s+\d{{4}})?
@@ -64,7 +68,7 @@ DATE_PHRASE = re.compile(
     | \b\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?\b
     | \b(?:the\s+)?\d{{1,2}}(?:st|nd|rd|th)\b(?:\s+of\s+(?:this|next|the\s+following)\s+month\b
       | (?!\s+(?:one|option|slot|grade|year|floor|birthday|time|place|child|kid)))
-    | \b(?:this|next)\s+(?:week(?:end)?)\b | \b(?:the\s+)?weekend\b | \bin\s+(?:a|one|two|three|\d)\s+weeks?\b
+    | \b(?:this|next)\s+(?:week(?:end)?)\b | \b(?:the\s+)?weekend\b | \b{_WEEK}\b
     """,
     re.IGNORECASE | re.VERBOSE,
 )
@@ -83,14 +87,32 @@ PART_OF_DAY = re.compile(
     r"\b(morning|afternoon|arvo|evening|lunch ?time|after school|tonight|(?:at|in the) night|night(?=\s+\d))s?\b",
     re.IGNORECASE,
 )
-OPEN_ENDED = re.compile(r"\b(?:after|before|from|anytime after)\s+(?:at\s+)?$", re.IGNORECASE)
+# A window of the day: "after 5", "before 10", "from 9am", "between 12 n 2", "after lunch" (not "after 5 days",
+# "between 3 and 6 years", "ages from 3 to 6"). Lunch ends a morning at 12:00 and starts an afternoon at 13:00.
+_CLOCK = r"(?:\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]m)?|noon|midday|lunch(?:\s?time)?)"
+_CLOCK_END = rf"(?![\d/])(?!\s*(?:st|nd|rd|th)\b)(?!\s+(?:of\s+)?{_MONTH})(?!\s+{_COUNTED})"
+WINDOW = re.compile(
+    rf"(?<!\bages\s)(?<!\baged\s)(?<!\bage\s)"
+    rf"(?:\b(?:between|from)\s+(?P<start>{_CLOCK})\s*(?:and|n|&|to|till|until|-|–)\s*(?P<end>{_CLOCK}){_CLOCK_END}"
+    rf"|\b(?:after|from|not\s+before|later\s+than)\s+(?:at\s+)?(?P<after>{_CLOCK}){_CLOCK_END}"
+    rf"|\b(?:before|until|till|not\s+later\s+than)\s+(?:at\s+)?(?P<before>{_CLOCK}){_CLOCK_END})",
+    re.IGNORECASE,
+)
+LUNCH = {"start": "13:00", "end": "12:00"}  # "after lunch" starts at 13:00; "before lunch" ends at 12:00
 RANGE_JOIN = re.compile(r"\s*(?:and|to|till|until|through|-|–)\s*", re.IGNORECASE)
 REASON = re.compile(  # "as my husband finishes at 3.30", "I get off at 4:30": background, not the time asked for
-    r"\b(?:as|because|since|cos|coz|cause)\s+(?:my|our|his|her|the|we|i|he|she|they)\b"
+    r"\b(?:because|bcos|bcoz|bcz|cos|coz|cuz|cause)\b|\b(?:as|since)\s+(?:my|our|his|her|the|we|i|he|she|they)\b"
     r"|\b(?:finish(?:es|ed)?|gets?\s+off|ends?|(?:work|works|working)\s+(?:until|till))\b",
     re.IGNORECASE,
 )
 OLD_VALUE = re.compile(r"\b(?:not|instead of|from|rather than|than)\s+(?:the\s+)?$", re.IGNORECASE)
+# What follows a time or part of the day the parent turns down: "9 is tough", "mornings are hard", "3pm no"
+REJECTED = re.compile(
+    r"\W*(?:is|are|'s|would\s+be|will\s+be|seems?)?\s*(?:(?:a\s+bit|abit|too|quite|very|really|kinda|bit)\s+)*"
+    r"(?:tough|hard|difficult|bad|tricky|impossible|not\s+possible|no\s+good|not\s+good|not\s+ok(?:ay)?|a\s+problem"
+    r"|problematic|no(?!\s+(?:problem|issue|worries))|cannot|can'?t|can\s+not)\b",
+    re.IGNORECASE,
+)
 BARE_WEEKDAY = re.compile(rf"^(?:coming\s+|this\s+coming\s+)?{_WEEKDAY}$", re.IGNORECASE)
 BARE_DAY = re.compile(r"^(?:the\s+)?\d{1,2}(?:st|nd|rd|th)$", re.IGNORECASE)
 SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
@@ -107,7 +129,7 @@ ORDINAL_WORDS = {word: n for n, word in enumerate(_ORDINALS, start=1)} | {
 _ORDINAL = "|".join(sorted(ORDINAL_WORDS, key=len, reverse=True))
 _HOUR = r"\d{1,2}"
 _MINUTES = rf"(?:\d{{1,2}}|{'|'.join(sorted(MINUTE_WORDS, key=len, reverse=True))})"
-_TIME_LEAD = re.compile(r"\b(?:at|around|about|past|after|to|till|half)\s+$", re.IGNORECASE)
+_TIME_LEAD = re.compile(r"\b(?:at|around|about|past|after|before|between|from|to|till|half)\s+$", re.IGNORECASE)
 _TIME_TAIL = re.compile(
     rf"\s*(?::\d|[ap]m\b)|\s+(?:(?:in\s+the|this|at)\s+)?{_PART}\b|\s+tonight\b|\s+(?:fifteen|thirty|forty[- ]?five)\b",
     re.IGNORECASE,
@@ -189,6 +211,9 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(rf"\b(?:{'|'.join(HOLIDAYS)})\b", re.IGNORECASE),
      lambda m: next(day for pattern, day in HOLIDAYS.items() if re.fullmatch(pattern, m.group(0), re.IGNORECASE))),
     (re.compile(r"\bthis\s+(morning|afternoon|evening)\b", re.IGNORECASE), r"today \1"),
+    (re.compile(r"(?<=\d)\s*-?\s*ish\b", re.IGNORECASE), " ish"),  # "3ish", "3-ish" -> "3 ish"
+    (re.compile(r"(?<!\bfrom\s)(?<!\bbetween\s)\b(\d{1,2}(?::\d{2})?\s*(?:[ap]m)?)\s*[-–]\s*(\d{1,2}(?::\d{2})?\s*[ap]m)\b",
+                re.IGNORECASE), r"between \1 and \2"),  # "2-4pm": a window
     (re.compile(rf"\b({_WEEKDAY})\s+week\b", re.IGNORECASE), r"\1 next week"),  # British "Friday week"
     (re.compile(r"\b([01]?\d|2[0-3])([0-5]\d)\s?(?:hrs|hours|h)\b", re.IGNORECASE), r"\1:\2"),  # "1430hrs"
     (re.compile(r"\b(1[0-2]|0?[1-9])([0-5]\d)\s?([ap]m)\b", re.IGNORECASE), r"\1:\2\3"),  # "1030am"
@@ -212,6 +237,8 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(rf"\b(?P<how>(?:a\s+)?quarter|twenty(?:[- ]five)?|{_MINUTES}\s+minutes?)\s+(?:to|till|til|of)\s+"
                 rf"(?P<hour>{_HOUR})\b(?![:.]\d)", re.IGNORECASE), _to),
     (re.compile(rf"\bhalf\s+({_HOUR})\b(?![:.]\d)(?!\s+{_COUNTED})", re.IGNORECASE), r"\1:30"),  # British "half 3"
+    # "3 ish" is a time, "at 3" ("half 3 ish" is "3:30 ish" by now, a time as it is)
+    (re.compile(r"(?<![:.\d])(?<!\baround\s)(?<!\babout\s)(?<!\bat\s)\b(\d{1,2}) ish\b", re.IGNORECASE), r"at \1"),
 ]
 
 
@@ -252,6 +279,8 @@ class When:
     end: dt.date | None = None
     time: str | None = None  # "HH:MM"
     part_of_day: str | None = None
+    after: str | None = None  # a window: "after 5" starts at "17:00", "before 10" ends at "10:00"
+    before: str | None = None
     date_phrase: str = ""
     time_phrase: str = ""
 
@@ -261,7 +290,15 @@ class When:
 
     @property
     def is_empty(self) -> bool:
-        return not (self.has_date or self.time or self.part_of_day)
+        return not (self.has_date or self.time or self.part_of_day or self.after or self.before)
+
+    def fits_time(self, time: str) -> bool:
+        """Whether a start time ("14:00") is the time, in the window, or in the part of the day asked for."""
+        if self.time:
+            return time == self.time
+        if self.after or self.before:
+            return (self.after or "00:00") <= time < (self.before or "24:00")
+        return not self.part_of_day or part_of_day(time) == self.part_of_day
 
     @property
     def phrase(self) -> str:
@@ -320,24 +357,42 @@ def _week(day: dt.date) -> tuple[dt.date, dt.date]:
     return monday, monday + dt.timedelta(days=6)
 
 
-def _day_of_week(phrase: str, base: dt.datetime) -> dt.date | None:
-    """"Friday next week", "this week on Sunday": that day of the week dateparser reads the week words as."""
-    week = re.search(_WEEK, phrase, re.IGNORECASE).group(0).lower()
-    week = "this week" if week == "this week" else "next week"  # "the following week", "coming week"
+def _weeks_ahead(week: str) -> int:
+    """How many weeks after this one a week phrase names: "this week" 0, "next week" 1, "the week after next" and
+    "next next week" 2, "in 3 weeks" 3."""
+    week = week.lower()
+    if re.search(r"after\s+next|next\s+next", week):
+        return 2
+    count = re.match(r"in\s+(\w+)", week)
+    if count:
+        return int(count.group(1)) if count.group(1).isdigit() else WEEK_COUNTS[count.group(1)]
+    return 0 if week.startswith("this") else 1
+
+
+def _day_of_week(phrase: str, today: dt.date) -> dt.date | None:
+    """"Friday next week", "this week on Sunday", "in 2 weeks, Wednesday": that day of the week named."""
+    week = re.search(_WEEK, phrase, re.IGNORECASE).group(0)
     day = re.search(_WEEKDAY, re.sub(_WEEK, "", phrase, flags=re.IGNORECASE), re.IGNORECASE)
-    data = _parse(week, base)
-    if day is None or data is None or data.date_obj is None:
+    if day is None:
         return None
     weekday = next(i for i, name in enumerate(WEEKDAYS) if name.startswith(day.group(0).lower()[:3]))
-    found = _week(data.date_obj.date())[0] + dt.timedelta(days=weekday)
-    return found + dt.timedelta(days=7) if found < base.date() else found  # "Friday this week" said on a Sunday
+    found = _week(today)[0] + dt.timedelta(weeks=_weeks_ahead(week), days=weekday)
+    return found + dt.timedelta(days=7) if found < today else found  # "Friday this week" said on a Sunday
 
 
 def _date_of(phrase: str, today: dt.date, base: dt.datetime) -> When | None:
     lowered = phrase.lower()
     if re.search(_WEEKDAY, lowered) and re.search(_WEEK, lowered):
-        day = _day_of_week(phrase, base)
+        day = _day_of_week(phrase, today)
         return When(date=day, kind="exact", date_phrase=phrase) if day else None
+    if re.fullmatch(_WEEK, lowered) and not lowered.startswith("in") and _weeks_ahead(lowered) > 1:
+        start, end = _week(today + dt.timedelta(weeks=_weeks_ahead(lowered)))  # "the week after next": that week
+        return When(start=start, end=end, date_phrase=phrase)
+    again = re.match(r"next\s+(?=next\s)", lowered)
+    if again:  # "next next Tuesday": a week after "next Tuesday"
+        later = _date_of(phrase[again.end() :], today, base)
+        return replace(later, date=later.date + dt.timedelta(weeks=1), kind="exact", date_phrase=phrase) if (
+            later and later.date) else None
     if "weekend" in lowered:
         saturday = today + dt.timedelta(days=(5 - today.weekday()) % 7)
         if "next" in lowered:
@@ -358,8 +413,9 @@ def _date_of(phrase: str, today: dt.date, base: dt.datetime) -> When | None:
         start = max(start, today)
         end = max(end, start + dt.timedelta(days=MIN_RANGE_DAYS))  # "this week" said on a Sunday
         return When(start=start, end=end, date_phrase=phrase)
-    if day.year == today.year + 1 and not re.search(r"\d{4}", phrase) and _year_earlier(day) == today:
-        day = today  # "1 March" said on 1 March: dateparser's "future" took it for next year's
+    earlier = _year_earlier(day) if day.year == today.year + 1 and not re.search(r"\d{4}", phrase) else None
+    if earlier and dt.timedelta(0) <= today - earlier <= RECENT_PAST:
+        day = earlier  # "1 March" said on 1 March or on 10 March is this year's, not next (a past date is past)
     named = re.match(_WEEKDAY, lowered)
     if named and re.search(r"\d", phrase):  # "Monday 7th": the next 7th that is a Monday
         day = _on_weekday(day, _full_weekday(named), today)
@@ -419,30 +475,70 @@ def _half_of_day(text: str, match: re.Match, parts: list[re.Match]) -> str | Non
 
 
 def _preferred(matches: list[re.Match], text: str) -> list[re.Match]:
-    """Drop the values a correction names as wrong ("Thursday, not Wednesday") and the ones a reason gives
-    ("4.15 would be easier as my husband finishes at 3.30")."""
+    """Drop the values a correction names as wrong ("Thursday, not Wednesday"), the ones a reason gives
+    ("4.15 would be easier as my husband finishes at 3.30") and the ones turned down ("9 is tough")."""
     kept = [m for m in matches if not OLD_VALUE.search(text[max(0, m.start() - 15) : m.start()])]
-    kept = [m for m in kept if not _in_reason(text, m.start())] or kept
+    kept = [m for m in kept if not _in_reason(text, m.start(), m.end())] or kept
+    kept = [m for m in kept if not REJECTED.match(text, m.end())] or kept  # "9 is tough", "mornings are hard"
     return kept or matches
 
 
-def _in_reason(text: str, position: int) -> bool:
-    """Whether `position` is inside a "because ..." clause of its sentence."""
+def _in_reason(text: str, position: int, end: int) -> bool:
+    """Whether the phrase from `position` to `end` is inside a "because ..." clause of its sentence (or is one:
+    "I work till 6")."""
     start = max((m.end() for m in SENTENCE_END.finditer(text, 0, position)), default=0)
-    return bool(REASON.search(text, start, position))
+    return bool(REASON.search(text, start, end))
+
+
+def _outside(matches: list[re.Match], taken: list[re.Match]) -> list[re.Match]:
+    """The matches that do not overlap any of `taken`."""
+    return [m for m in matches if not any(t.start() < m.end() and m.start() < t.end() for t in taken)]
 
 
 def _times(text: str, dates: list[re.Match]) -> list[re.Match]:
     """The time phrases that are not part of a date ("March 5 in the morning" has no time)."""
-    return [m for m in TIME_PHRASE.finditer(text)
-            if not any(d.start() < m.end() and m.start() < d.end() for d in dates)]
+    return _outside(list(TIME_PHRASE.finditer(text)), dates)
 
 
 def spans(text: str) -> list[tuple[int, int]]:
-    """Where the date and time phrases are in `text`, so other extractors can skip them."""
+    """Where the date and time phrases (and windows: "after 5") are in `text`, so other extractors can skip them."""
     norm, index = normalise(text)
     dates = list(DATE_PHRASE.finditer(norm))
-    return [(index[m.start()], index[m.end()]) for m in dates + _times(norm, dates)]
+    found = dates + _times(norm, dates) + _outside(list(WINDOW.finditer(norm)), dates)
+    return [(index[m.start()], index[m.end()]) for m in found]
+
+
+def _minute_before(time: str) -> str:
+    minutes = int(time[:2]) * 60 + int(time[3:]) - 1
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def _window(match: re.Match, half: str | None, base: dt.datetime, tour_times: tuple[str, ...]
+            ) -> tuple[str | None, str | None]:
+    """(start, end) of a window ("between 12 n 2": 12:00-14:00; "after lunch": 13:00-); (None, None) when its
+    ends are not times or come in the wrong order. A start without am/pm takes its end's ("between 2 and 4pm")."""
+
+    def clock(said: str | None, role: str, half: str | None) -> str | None:
+        said = (said or "").strip().lower()
+        if not said:
+            return None
+        return LUNCH[role] if said.startswith("lunch") else _time_of(said, half, base, tour_times)
+
+    end_said = match.group("end") or match.group("before")
+    end_half = re.search(r"[ap]m", end_said or "", re.IGNORECASE)
+    start_said = match.group("start") or match.group("after")
+    start_half = end_half.group(0).lower() if end_half and match.group("start") and not re.search(
+        r"[ap]m|:|noon|midday|lunch", start_said, re.IGNORECASE) else half
+    start, end = clock(start_said, "start", start_half), clock(end_said, "end", half)
+    if start and end and end <= start:
+        return None, None
+    return start, end
+
+
+def _window_part(start: str | None, end: str | None) -> str | None:
+    """The part of the day a window lies in ("after 5": evening; "between 11 and 1": none)."""
+    parts = {part_of_day(t) for t in (start, _minute_before(end) if end and end != "00:00" else None) if t}
+    return parts.pop() if len(parts) == 1 else None
 
 
 @lru_cache(maxsize=2048)
@@ -470,19 +566,30 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
         if first and first.date and when.date and first.date < when.date:  # "between Tuesday and Wednesday"
             when = When(start=first.date, end=when.date, date_phrase=said(dates[-2].start(), dates[-1].end()))
     parts = list(PART_OF_DAY.finditer(norm))
-    for match in _preferred(_times(norm, all_dates), norm):
+    windows = _preferred(_outside(list(WINDOW.finditer(norm)), all_dates), norm)
+    times = _preferred(_outside(_times(norm, all_dates), windows), norm)
+    windows = [] if times else windows  # "midday, as she naps after lunch": an exact time says more than a window
+    for match in sorted(times + windows, key=lambda m: m.start()):  # later mentions win
         half = _half_of_day(norm, match, parts)
+        if match.re is WINDOW:  # "after 3pm", "between 12 n 2": a window, not an exact time
+            start, end = _window(match, half, base, tour_times)
+            if start or end:
+                when = replace(when, time=None, after=start, before=end, part_of_day=_window_part(start, end),
+                               time_phrase=said(*match.span()))
+            continue
         parsed_time = _time_of(match.group(0).strip().lower(), half, base, tour_times)
-        if parsed_time and OPEN_ENDED.search(norm[max(0, match.start() - 12) : match.start()]):
-            when = replace(when, time=None, part_of_day=part_of_day(parsed_time))  # "after 3pm": not an exact time
-        elif parsed_time:
-            when = replace(when, time=parsed_time, time_phrase=said(*match.span()))
+        if parsed_time:
+            when = replace(when, time=parsed_time, after=None, before=None, time_phrase=said(*match.span()))
+    # "petang lagi bagus sbb pagi i kerja": the afternoon; "mornings are hard": no part of the day
+    parts = [p for p in _preferred(parts, norm) if not REJECTED.match(norm, p.end())] if parts else parts
     if parts:
         part = parts[-1].group(1).lower()
         part = "afternoon" if part in ("after school", "lunchtime", "lunch time", "arvo") else part
         when = replace(when, part_of_day="evening" if part.endswith("night") else part)
     if when.time and when.part_of_day:  # "4 in the evening" is 16:00, which the timetable calls afternoon
         when = replace(when, part_of_day=part_of_day(when.time))
+    elif when.after or when.before:  # "下午5点以后" (afternoon, after 5): after 17:00, the timetable's evening
+        when = replace(when, part_of_day=_window_part(when.after, when.before) or when.part_of_day)
     return when
 
 

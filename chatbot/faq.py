@@ -248,6 +248,9 @@ PHRASES = [
     (r"\bpersonal (data|information|details)\b", " privacy "),
     (r"\bpublic transport\b", " location "),
     (r"\bget there\b", " location "),
+    # "where is the school?", Malay "di mana sekolah ini?": a "where" asking after nothing but the school itself
+    (r"\bwhere\b(?=(?:\s+(?:is|are|s|the|this|that|it|your|you|school|campus|located|situated))*\s*[?.!]*\s*$)",
+     " location "),
     (r"\bdirections?\b", " location "),  # its stem "direct" is also in "direct debit"
     (r"\bstudent'?s? pass\b", " visa "),
     (r"\bspeak english\b", " eal "),
@@ -345,8 +348,10 @@ WORD = re.compile(r"[a-z0-9]+")
 
 def _words(text: str) -> list[str]:
     """Lower-cased words with school phrases replaced; stop words still in. Chinese, Malay and Tamil words are
-    read in English first (chatbot.agent.offline.gloss), so an entry and a question in different languages meet."""
-    text = CONTRACTION.sub("", gloss(text).text.lower())  # "we'd", "what's": the pronoun, not "wed" or "whats"
+    read in English first (chatbot.agent.offline.gloss), so an entry and a question in different languages meet;
+    lower-cased before, as a word the reader keeps when capitalised, in case it is a name ("Ada", Malay "is
+    there"), is no name in a question."""
+    text = CONTRACTION.sub("", gloss(text.lower()).text.lower())  # "we'd", "what's": the pronoun, not "wed" or "whats"
     text = text.replace("'", "").replace("\u2019", "").replace("-", " ")
     for pattern, replacement in PHRASE_PATTERNS:
         text = pattern.sub(replacement, text)

@@ -684,6 +684,11 @@ def _no_match(standalone: str) -> dict:
             "standalone_question": standalone}
 
 
+def _nothing_asked(standalone: str) -> dict:
+    """A message that asks the FAQ nothing: not on the "no answer" list (`unanswered` is empty)."""
+    return {**_no_match(standalone), "message": NO_QUESTION_MESSAGE, "unanswered": []}
+
+
 def _success(index: _Index, position: int, sure: float, standalone: str, asked: str,
              related_first: str = "") -> dict:
     """The entry found, in the language asked in when it has that version (else in its own, which says so)."""
@@ -743,8 +748,8 @@ def _answer_part(index: _Index | None, question: str, history: list[str] | None,
         return [_no_match(standalone)]
     pairs = _token_words(standalone, index.speller)
     weights = _weights(index, pairs)
-    if not weights:
-        return [_no_match(standalone)]
+    if not weights:  # "is that ok?", "can or not?": no word with a topic, so nothing for the FAQ
+        return [_nothing_asked(standalone)]
     query = [token for token, _ in pairs]
     scores = QUESTION_WEIGHT * index.titles.get_scores(query) + index.bodies.get_scores(query)
     order = [int(i) for i in np.argsort(-scores, kind="stable")]
@@ -780,7 +785,7 @@ def answer_question(school, question: str, history: list[str] | None = None) -> 
     asked = language.detect(question, language.ENGLISH)
     parts = split_question(gloss(question).text)
     if not parts:  # a greeting, thanks or a wish to book: nothing for the FAQ, nothing for its to-do list
-        return {**_no_match(" ".join(question.split())), "message": NO_QUESTION_MESSAGE, "unanswered": []}
+        return _nothing_asked(" ".join(question.split()))
     earlier = list(history or [])
     results = []
     for part in parts:
@@ -788,14 +793,14 @@ def answer_question(school, question: str, history: list[str] | None = None) -> 
         earlier.append(part)  # "is there a bus? and how much is it?": the second leans on the first
     answered = [r for r in results if r["status"] == "success"]
     entries = list(dict.fromkeys(r["sources"][0]["id"] for r in answered))
-    unanswered = [r["standalone_question"] for r in results if r["status"] != "success"]
+    unanswered = [r["standalone_question"] for r in results if r["status"] != "success" and r.get("unanswered") != []]
     standalone = " ".join(dict.fromkeys(_as_question(r["standalone_question"]) for r in results))
     if len(results) == 1:
         return results[0]
     if len(entries) == 1 and not unanswered:  # "Is there a bus? And how much is it?"
         return {**answered[0], "standalone_question": standalone}
     if not answered:
-        return {**_no_match(standalone), "unanswered": unanswered}
+        return {**_no_match(standalone), "unanswered": unanswered} if unanswered else _nothing_asked(standalone)
     first = {r["sources"][0]["id"]: r for r in reversed(answered)}  # the first result for each entry
     found = [first[entry_id] for entry_id in entries]
     matched = {r["question_matched"] for r in found}

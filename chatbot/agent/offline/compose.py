@@ -252,9 +252,7 @@ def compose(turn: "Turn") -> str:
     refused = {r.get("field") for r in conv.results("book_tour") if r.get("status") == "error"}
     parts += [replies.corrected(r, today) for r in conv.results("update_context") if r.get("field") not in refused]
     offer_callback = turn.flow in ("faq", "chat")
-    for result in conv.results("get_faq_answer"):
-        answer = replies.faq_answer(result) if result.get("status") == "success" else ""
-        parts.append(answer or replies.faq_unknown(offer_callback))
+    parts += [replies.faq_reply(result, offer_callback) for result in conv.results("get_faq_answer")]
     main = _main(turn)
     if main:
         parts.append(main)
@@ -275,6 +273,6 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.bye(name, conv.upcoming_tours, today))
     elif "thanks" in reading.intents and not main and replies.no_problem() not in parts:  # "no, thank you"
         parts.append(replies.thanks(name))
-    if not [p for p in parts if p != replies.hello(name)]:
+    if not [p for p in parts if p and p != replies.hello(name)]:
         parts.append(replies.not_understood())
     return replies.join(parts)

@@ -145,8 +145,8 @@ CONTRACTION = _rx(r"\b(" + "|".join(CONTRACTIONS) + r")\b")
 
 # --- details -------------------------------------------------------------------------------------------------------
 
-SENTENCE_BREAK = _rx(
-    r"(?<=[.!?])\s+|\n+|,?\s+(?:and|also|plus)\s+(?=(?:do|does|is|are|can|what|how|when|where|who|will|would)\b)"
+SENTENCE_BREAK = _rx(  # also a question glued to a full stop: "ok.what time is it?"
+    r"(?<=[.!?])\s+|(?<=[a-z][.!?])(?=(?:what|how|when|where|who|which|is|are|do|does|can|could|will|would)\b)|\n+|,?\s+(?:and|also|plus)\s+(?=(?:do|does|is|are|can|what|how|when|where|who|will|would)\b)"
     r"|,\s+(?=(?:what|how|when|where|who|which|is there|are there|do (?:you|they)|does (?:it|the)|can you|could you)\b)"
 )
 SPECIAL = _rx(

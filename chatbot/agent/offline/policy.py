@@ -801,7 +801,9 @@ class Turn:
     def agrees(self) -> bool:
         """The policy's own judgement that the parent's latest message is a plain yes to the read-back (or the seat
         offered): said to the tools as `confirmed`."""
-        return bool(self.asked & {"read_back", "seat_offer"}) and bool(self.said_now) and says_yes(self.said_now[-1])
+        actions = tuple(str(a.get("action") or "") for a in self.state.awaiting)
+        return (bool(self.asked & {"read_back", "seat_offer"}) and bool(self.said_now)
+                and says_yes(self.said_now[-1], actions))
 
     def _confirming(self, call: Call) -> Call:
         if self.agrees and call.name in CONFIRMED_TOOLS:
@@ -826,12 +828,29 @@ class Turn:
         with translation.override(self.conv.language), replies.recording() as declared:
             asked = self.conv.last_result("book_tour") or {}
             if asked.get("status") == "has_upcoming_tour":  # nothing booked: move that tour, or book another?
-                answers = [replies.faq_answer(r) if r.get("status") == "success" else replies.faq_unknown(False)
-                           for r in self.conv.results("get_faq_answer")]
+                answers = [replies.faq_reply(r, False) for r in self.conv.results("get_faq_answer")]
                 text = replies.join([*answers, replies.move_or_another(asked, self.today)])
             else:
                 text = compose(self)
+            if self._missed_again(declared, text):
+                offered = "offer_callback" in self.state.asked
+                texts = [replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered)]
+                text = next(t for t in texts if t != self.previous)  # the two differ: never the same twice
             return Decision(text=text, declared=declared)
+
+    def _missed_again(self, declared: Declared, text: str) -> bool:
+        """Whether this reply would be the same question a third time (the state shows the last reply asked it
+        again after the parent's previous message, and this message gave nothing the reader could use), or the
+        very text of the last reply: then say what is unclear and offer a person instead."""
+        if text == self.previous:
+            return True
+        asks = set(declared.asked) - {"offer_callback"}
+        answered_before = set(self.state.answered[-1]) if self.state.answered else set()
+        reading = self.reading
+        gave_nothing = (not reading.facts and reading.when.is_empty and reading.choice is None
+                        and reading.hour is None and not reading.booking_refs and not self.conv.steps)
+        return bool(asks) and asks == set(self.state.asked) - {"offer_callback"} and asks <= answered_before \
+            and gave_nothing
 
 
 def _asked(state: DialogueState, contact: dict) -> frozenset[str]:

@@ -250,6 +250,55 @@ def faq_answer(result: dict, offer_callback: bool = False) -> str:
     return join(answers)
 
 
+YES_OR_NO = gettext_lazy("whether that's a yes or a no")
+UNCLEAR = {  # what a reply asked for, as "Sorry, I still don't have ..." names it
+    "parent_name": gettext_lazy("your name"),
+    "parent_phone": gettext_lazy("a phone number to reach you on"),
+    "parent_email": gettext_lazy("your email address"),
+    "child_name": gettext_lazy("your child's name"),
+    "child_age": gettext_lazy("your child's age"),
+    "when": gettext_lazy("the day and time you'd like"),
+    "choice": gettext_lazy("which of the options you'd like"),
+    "take_soonest": gettext_lazy("which of the options you'd like"),
+    "call_time": gettext_lazy("a good time to call you"),
+    "which_tour": gettext_lazy("which tour you mean"),
+    **dict.fromkeys(("read_back", "offer_book", "offer_waitlist", "seat_offer", "move_or_another", "family_again"),
+                    YES_OR_NO),
+}
+
+
+def still_unclear(asked: list[str], offered_before: bool) -> str:
+    """The reply at the second miss on the same question: what is still unclear, and a person offered instead (a
+    call back from the admissions team), rather than the same question a third time. When the last reply made
+    that offer already, a shorter reminder of both, so no reply is sent twice in a row."""
+    missing = list(dict.fromkeys(str(UNCLEAR[a]) for a in asked if a in UNCLEAR))
+    if offered_before:
+        _ask("offer_callback")
+        if missing:
+            return _("No rush: send me %(what)s whenever you're ready, or say yes and our admissions team will "
+                     "call you back.") % {"what": join_names(missing)}
+        return str(_("No rush: tell me whenever you're ready, or say yes and our admissions team will call you back."))
+    if missing:
+        lead = _("Sorry, I still don't have %(what)s.") % {"what": join_names(missing)}
+    else:
+        lead = _("Sorry, I don't seem to be getting this right.")
+    return join([lead, _offer_person()])
+
+
+def _offer_person() -> str:
+    _ask("offer_callback")
+    return str(_("Would you like someone from our admissions team to call you back instead?"))
+
+
+def faq_reply(result: dict, offer_callback: bool) -> str:
+    """What a get_faq_answer result adds to the reply: its answer, an honest "not sure" when the FAQ has no
+    confident answer, or nothing when the message asked the FAQ nothing (`unanswered` empty: "is that ok?" with
+    a booking detail, which the rest of the reply handles)."""
+    if result.get("status") == "success":
+        return faq_answer(result) or faq_unknown(offer_callback)
+    return "" if result.get("unanswered") == [] else faq_unknown(offer_callback)
+
+
 def faq_unknown(offer_callback: bool) -> str:
     """A get_faq_answer no_match (nothing found, or nothing found with confidence)."""
     return join([NOT_SURE, _callback_offer()]) if offer_callback else str(NOT_SURE)

@@ -262,7 +262,7 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.no_problem())
     elif "help" in reading.intents and not parts:
         parts.append(replies.help_text())
-    elif "yes" in reading.intents and not parts:
+    elif "yes" in reading.intents and not parts and "thanks" not in reading.intents:  # "ok thanks": thanked below
         parts.append(replies.anything_else())
     elif reading.facts.keys() & {"parent_name", "parent_phone"} and not parts:
         parts.append(replies.noted(name))

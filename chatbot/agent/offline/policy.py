@@ -491,6 +491,8 @@ class Turn:
     def pending(self) -> str:
         """The unfinished task this turn continues, from the last reply, earlier messages and ACTIVE_TASK."""
         asked = self.asked
+        if "browsing" in self.reading.intents:  # "just browsing": the task is put aside, nothing more is asked
+            return ""
         if "call_time" in asked or ("callback" in asked and asked & {"parent_name", "parent_phone"}):
             return "callback"
         if "which_tour" in asked:
@@ -499,7 +501,7 @@ class Turn:
             return "reschedule"
         for past in reversed(self.past):
             intents = past.intents
-            if "keep" in intents and "book" not in intents:
+            if ("keep" in intents and "book" not in intents) or "browsing" in intents:
                 return ""
             for intent in FLOW_INTENTS:
                 if intent in intents:

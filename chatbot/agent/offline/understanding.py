@@ -275,6 +275,8 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
         found.add("my_tour")
     elif lx.BOOK.search(sentence) and not found & {"cancel", "reschedule"}:
         found |= {"book", "another"} if lx.ANOTHER.search(sentence) else {"book"}
+    if lx.BROWSING.search(sentence):
+        found.add("browsing")
     for name, pattern in (("thanks", lx.THANKS), ("bye", lx.BYE), ("help", lx.HELP)):
         if pattern.search(sentence):
             found.add(name)
@@ -305,7 +307,7 @@ def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
     """Add this sentence's intents, or its FAQ question, to the reading."""
     found = _intents(sentence, hints)
     reading.intents |= found
-    if found - {"thanks", "bye", "yes", "no"}:
+    if found - {"thanks", "bye", "yes", "no", "browsing"}:
         return
     school = lx.SCHOOL_WORDS.search(sentence)
     if lx.OFFTOPIC.search(sentence) and not school:

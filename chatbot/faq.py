@@ -608,6 +608,11 @@ def strip_lead_ins(question: str, *, keep_follow_up_opener: bool = False) -> str
     return text
 
 
+def has_topic(question: str) -> bool:
+    """Whether a question names something the FAQ could be about ("is there a bus?"), unlike "is that ok?"."""
+    return bool(_tokens(strip_lead_ins(question)))
+
+
 def _is_question(text: str) -> bool:
     return text.rstrip().endswith("?") or bool(QUESTION_START.match(strip_lead_ins(text)))
 

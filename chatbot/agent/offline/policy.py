@@ -37,6 +37,7 @@ from chatbot.agent.offline.understanding import (
     understand,
 )
 from chatbot.agent.offline.when import When
+from chatbot.faq import has_topic
 
 CHILD_FIELDS = ("child_name", "child_age", "children", "preferred_date", "preferred_time", "special_requirements")
 FLOW_INTENTS = ("cancel", "reschedule", "callback", "book")
@@ -834,25 +835,24 @@ class Turn:
                 text = replies.join([*answers, replies.move_or_another(asked, self.today)])
             else:
                 text = compose(self)
-            if self._missed_again(declared, text):
+            if self._missed_again(declared):
                 offered = "offer_callback" in self.state.asked
                 texts = [replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered)]
                 text = next(t for t in texts if t != self.previous)  # the two differ: never the same twice
+            elif text == self.previous:  # the first miss: the same question, said as not understood
+                text = replies.join([replies.not_caught(), text])
             return Decision(text=text, declared=declared)
 
-    def _missed_again(self, declared: Declared, text: str) -> bool:
-        """Whether this reply would be the same question a third time (the state shows the last reply asked it
-        again after the parent's previous message, and this message gave nothing the reader could use), or the
-        very text of the last reply: then say what is unclear and offer a person instead."""
-        if text == self.previous:
-            return True
+    def _missed_again(self, declared: Declared) -> bool:
+        """Whether this reply would ask the same question a third time: the state shows the last reply asked it
+        again after the parent's previous message, and this message gave nothing the reader could use. Then
+        the reply says what is unclear and offers a person instead."""
         asks = set(declared.asked) - {"offer_callback"}
         answered_before = set(self.state.answered[-1]) if self.state.answered else set()
-        reading = self.reading
-        gave_nothing = (not reading.facts and reading.when.is_empty and reading.choice is None
-                        and reading.hour is None and not reading.booking_refs and not self.conv.steps)
-        return bool(asks) and asks == set(self.state.asked) - {"offer_callback"} and asks <= answered_before \
-            and gave_nothing
+        before = self.earlier[-1][0] if self.earlier else None
+        return (bool(asks) and asks == set(self.state.asked) - {"offer_callback"} and asks <= answered_before
+                and not any(step.name != "get_faq_answer" for step in self.conv.steps)
+                and _gave_nothing(self.reading) and before is not None and _gave_nothing(before))
 
 
 def _asked(state: DialogueState, contact: dict) -> frozenset[str]:
@@ -872,6 +872,13 @@ def _asked(state: DialogueState, contact: dict) -> frozenset[str]:
     if "book" in awaited:  # "Shall I book it?": a yes books it
         asked.add("offer_book")
     return frozenset(asked - {""})
+
+
+def _gave_nothing(reading: Reading) -> bool:
+    """A message with nothing the reader could use for the question asked: no detail, day, time, choice,
+    reference or question with a topic of its own (such a question is a digression, not a miss)."""
+    return (not reading.facts and reading.when.is_empty and reading.choice is None and reading.hour is None
+            and not reading.booking_refs and not any(has_topic(q) for q in reading.questions))
 
 
 def _with_children(children: list[dict], reading: Reading) -> list[dict]:

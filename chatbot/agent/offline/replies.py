@@ -166,8 +166,12 @@ def refuse_offtopic(school: str, short: bool = False) -> str:
     return join([refusal, CAPABILITIES])
 
 
+def not_caught() -> str:
+    return str(_("Sorry, I didn't quite catch that."))
+
+
 def not_understood() -> str:
-    return join([_("Sorry, I didn't quite catch that."), CAPABILITIES, _("What would you like to do?")])
+    return join([not_caught(), CAPABILITIES, _("What would you like to do?")])
 
 
 def help_text() -> str:

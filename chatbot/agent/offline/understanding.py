@@ -275,8 +275,8 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
         found.add("my_tour")
     elif lx.BOOK.search(sentence) and not found & {"cancel", "reschedule"}:
         found |= {"book", "another"} if lx.ANOTHER.search(sentence) else {"book"}
-    if lx.BROWSING.search(sentence):
-        found.add("browsing")
+    if lx.BROWSING.search(sentence):  # "not ready to book yet": no booking asked for
+        found = (found - {"book", "another"}) | {"browsing"}
     for name, pattern in (("thanks", lx.THANKS), ("bye", lx.BYE), ("help", lx.HELP)):
         if pattern.search(sentence):
             found.add(name)

@@ -255,16 +255,13 @@ def faq_answer(result: dict, offer_callback: bool = False) -> str:
 
 
 YES_OR_NO = gettext_lazy("whether that's a yes or a no")
+WHICH_OPTION = gettext_lazy("which of the options you'd like")
 UNCLEAR = {  # what a reply asked for, as "Sorry, I still don't have ..." names it
-    "parent_name": gettext_lazy("your name"),
-    "parent_phone": gettext_lazy("a phone number to reach you on"),
-    "parent_email": gettext_lazy("your email address"),
-    "child_name": gettext_lazy("your child's name"),
-    "child_age": gettext_lazy("your child's age"),
+    **{ask: FIELD_LABELS[ask] for ask in ("parent_name", "parent_phone", "parent_email", "child_name", "child_age")},
     "when": gettext_lazy("the day and time you'd like"),
-    "choice": gettext_lazy("which of the options you'd like"),
-    "take_soonest": gettext_lazy("which of the options you'd like"),
-    "call_time": gettext_lazy("a good time to call you"),
+    "choice": WHICH_OPTION,
+    "take_soonest": WHICH_OPTION,
+    "call_time": gettext_lazy("a good time to call"),
     "which_tour": gettext_lazy("which tour you mean"),
     **dict.fromkeys(("read_back", "offer_book", "offer_waitlist", "seat_offer", "move_or_another", "family_again"),
                     YES_OR_NO),
@@ -280,10 +277,10 @@ def still_unclear(asked: list[str], offered_before: bool) -> str:
         _ask("offer_callback")
         if missing:
             return _("No rush: send me %(what)s whenever you're ready, or say yes and our admissions team will "
-                     "call you back.") % {"what": join_names(missing)}
+                     "call you back.") % {"what": _listed(missing)}
         return str(_("No rush: tell me whenever you're ready, or say yes and our admissions team will call you back."))
     if missing:
-        lead = _("Sorry, I still don't have %(what)s.") % {"what": join_names(missing)}
+        lead = _("Sorry, I still don't have %(what)s.") % {"what": _listed(missing)}
     else:
         lead = _("Sorry, I don't seem to be getting this right.")
     return join([lead, _offer_person()])

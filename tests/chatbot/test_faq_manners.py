@@ -176,3 +176,10 @@ def test_a_yes_glued_to_a_question_keeps_its_yes():
     reading = read_message("ok.what time is it?", Hints(today=dt.date(2026, 11, 25), now=dt.time(9)))
     assert "yes" in reading.intents
     assert reading.questions == ["what time is it?"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_english_only_is_said_once_for_two_answers(parent):
+    reply = parent.say("Ada jururawat sekolah? Ada kantin?")
+    assert "registered nurses" in reply and "hot lunch" in reply
+    assert reply.count("(Jawapan ini hanya ada dalam bahasa Inggeris.)") == 1

@@ -831,7 +831,7 @@ class Turn:
         with translation.override(self.conv.language), replies.recording() as declared:
             asked = self.conv.last_result("book_tour") or {}
             if asked.get("status") == "has_upcoming_tour":  # nothing booked: move that tour, or book another?
-                answers = [replies.faq_reply(r, False) for r in self.conv.results("get_faq_answer")]
+                answers = replies.faq_replies(self.conv.results("get_faq_answer"), False)
                 text = replies.join([*answers, replies.move_or_another(asked, self.today)])
             else:
                 text = compose(self)

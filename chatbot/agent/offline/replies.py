@@ -239,11 +239,12 @@ def _in_language(result: dict) -> str:
     return _("(We have this answer in %(language)s only.)") % {"language": language} if language else ""
 
 
-def faq_answer(result: dict, offer_callback: bool = False) -> str:
+def faq_answer(result: dict, offer_callback: bool = False, say_language: bool = True) -> str:
     """A get_faq_answer success: its answer, or for a message that asked several things each answer found,
     then an honest "not sure" about the parts the FAQ has no confident answer to (`unanswered`). An answer
-    not in the language asked in says which language it is in."""
-    note = _in_language(result)
+    not in the language asked in says which language it is in (unless the reply said so already:
+    `say_language`)."""
+    note = _in_language(result) if say_language else ""
     answers = [str(a.get("answer") or "").strip() for a in result.get("answers") or [] if isinstance(a, dict)]
     if not answers:
         return " ".join(part for part in (note, str(result.get("answer") or "").strip()) if part)
@@ -291,13 +292,19 @@ def _offer_person() -> str:
     return str(_("Would you like someone from our admissions team to call you back instead?"))
 
 
-def faq_reply(result: dict, offer_callback: bool) -> str:
-    """What a get_faq_answer result adds to the reply: its answer, an honest "not sure" when the FAQ has no
-    confident answer, or nothing when the message asked the FAQ nothing (`unanswered` empty: "is that ok?" with
-    a booking detail, which the rest of the reply handles)."""
-    if result.get("status") == "success":
-        return faq_answer(result) or faq_unknown(offer_callback)
-    return "" if result.get("unanswered") == [] else faq_unknown(offer_callback)
+def faq_replies(results: list[dict], offer_callback: bool) -> list[str]:
+    """What the turn's get_faq_answer results add to the reply, each: its answer, an honest "not sure" when the
+    FAQ has no confident answer, or nothing when the message asked the FAQ nothing (`unanswered` empty: "is that
+    ok?" with a booking detail, which the rest of the reply handles). The language an answer is only available
+    in is said once."""
+    texts, said_language = [], False
+    for result in results:
+        if result.get("status") == "success":
+            texts.append(faq_answer(result, say_language=not said_language) or faq_unknown(offer_callback))
+            said_language = said_language or bool(result.get("answer_language"))
+        elif result.get("unanswered") != []:
+            texts.append(faq_unknown(offer_callback))
+    return texts
 
 
 def faq_unknown(offer_callback: bool) -> str:

@@ -12,6 +12,7 @@ from django.utils import timezone
 from adminpanel.selectors import Period, no_match_questions
 from chatbot.agent.offline.understanding import Hints, read_message, says_yes
 from chatbot.faq import answer_question
+from chatbot.faq_eval import faq_accuracy_by_language
 from chatbot.models import FaqEntry
 from tests.chatbot.test_conversations import Parent
 from tests.factories import ContactFactory
@@ -183,3 +184,11 @@ def test_english_only_is_said_once_for_two_answers(parent):
     reply = parent.say("Ada jururawat sekolah? Ada kantin?")
     assert "registered nurses" in reply and "hot lunch" in reply
     assert reply.count("(Jawapan ini hanya ada dalam bahasa Inggeris.)") == 1
+
+
+@pytest.mark.django_db
+def test_faq_retrieval_per_language(demo_schools):
+    report = faq_accuracy_by_language(demo_schools["tampines"])
+    assert set(report) == {"ms", "ta", "zh", "mixed", "en"}
+    for language, row in report.items():
+        assert row["correct"] / row["total"] >= 0.85, (language, row["misses"])

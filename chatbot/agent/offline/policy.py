@@ -835,19 +835,28 @@ class Turn:
                 text = replies.join([*answers, replies.move_or_another(asked, self.today)])
             else:
                 text = compose(self)
-            if self._missed_again(declared):
-                offered = "offer_callback" in self.state.asked
-                texts = [replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered)]
-                text = next(t for t in texts if t != self.previous)  # the two differ: never the same twice
-            elif text == self.previous:  # the first miss: the same question, said as not understood
-                text = replies.join([replies.not_caught(), text])
+            if self._missed_again(declared) or text == self.previous:
+                text = self._not_again(declared, text)
             return Decision(text=text, declared=declared)
+
+    def _not_again(self, declared: Declared, text: str) -> str:
+        """Another reply than the last one: at a first miss, the same question said as not caught (or, for a reply
+        that asked nothing, what the concierge can do); at the second miss on the same question, or when that is
+        the last reply again, what is still unclear and a call back offered instead."""
+        offered = "offer_callback" in self.state.asked
+        escalate = [replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered)]
+        first = [replies.join([replies.not_caught(), text]) if declared.asked else replies.not_understood()]
+        if self._missed_again(declared) or text.startswith(replies.not_caught()):
+            first = []
+        return next(t for t in [*first, *escalate] if t != self.previous)  # the last two differ from each other
 
     def _missed_again(self, declared: Declared) -> bool:
         """Whether this reply would ask the same question a third time: the state shows the last reply asked it
         again after the parent's previous message, and this message gave nothing the reader could use. Then
         the reply says what is unclear and offers a person instead."""
         asks = set(declared.asked) - {"offer_callback"}
+        if "call_time" in asks or declared.about == "callback":  # the person offered would be this very call back
+            return False
         answered_before = set(self.state.answered[-1]) if self.state.answered else set()
         before = self.earlier[-1][0] if self.earlier else None
         return (bool(asks) and asks == set(self.state.asked) - {"offer_callback"} and asks <= answered_before
@@ -876,9 +885,11 @@ def _asked(state: DialogueState, contact: dict) -> frozenset[str]:
 
 def _gave_nothing(reading: Reading) -> bool:
     """A message with nothing the reader could use for the question asked: no detail, day, time, choice,
-    reference or question with a topic of its own (such a question is a digression, not a miss)."""
+    reference, request, yes or no, or question with a topic of its own (such a question is a digression, not a
+    miss)."""
     return (not reading.facts and reading.when.is_empty and reading.choice is None and reading.hour is None
-            and not reading.booking_refs and not any(has_topic(q) for q in reading.questions))
+            and not reading.booking_refs and not any(has_topic(q) for q in reading.questions)
+            and not reading.intents - {"greet", "thanks", "offtopic"})
 
 
 def _with_children(children: list[dict], reading: Reading) -> list[dict]:

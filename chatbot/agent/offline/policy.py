@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from functools import cached_property
+from itertools import chain
 
 from django.utils import translation
 
@@ -840,15 +841,22 @@ class Turn:
             return Decision(text=text, declared=declared)
 
     def _not_again(self, declared: Declared, text: str) -> str:
-        """Another reply than the last one: at a first miss, the same question said as not caught (or, for a reply
-        that asked nothing, what the concierge can do); at the second miss on the same question, or when that is
-        the last reply again, what is still unclear and a call back offered instead."""
+        """Another reply than the last one. At the second miss on the same question (or the same FAQ "not sure"
+        again), what is still unclear and a call back offered instead; at a first miss, the same question said as
+        not caught; a reply that asked nothing becomes what the concierge can do (no person is offered: nothing
+        was asked twice)."""
         offered = "offer_callback" in self.state.asked
-        escalate = [replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered)]
-        first = [replies.join([replies.not_caught(), text]) if declared.asked else replies.not_understood()]
-        if self._missed_again(declared) or text.startswith(replies.not_caught()):
+        # written only when reached: a call back offer is declared as asked once written
+        escalate = (replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered))
+        if self._missed_again(declared) or self.conv.results("get_faq_answer"):
             first = []
-        return next(t for t in [*first, *escalate] if t != self.previous)  # the last two differ from each other
+        elif not set(declared.asked) - {"offer_callback"}:
+            first = [replies.not_understood(), replies.help_text()]
+        elif text.startswith(replies.not_caught()):
+            first = []
+        else:
+            first = [replies.join([replies.not_caught(), text])]
+        return next(t for t in chain(first, escalate) if t != self.previous)  # the last two differ from each other
 
     def _missed_again(self, declared: Declared) -> bool:
         """Whether this reply would ask the same question a third time: the state shows the last reply asked it
@@ -885,11 +893,11 @@ def _asked(state: DialogueState, contact: dict) -> frozenset[str]:
 
 def _gave_nothing(reading: Reading) -> bool:
     """A message with nothing the reader could use for the question asked: no detail, day, time, choice,
-    reference, request, yes or no, or question with a topic of its own (such a question is a digression, not a
-    miss)."""
+    reference, request, yes, no, thanks or goodbye (each has its own answer), or question with a topic of its own
+    (such a question is a digression, not a miss)."""
     return (not reading.facts and reading.when.is_empty and reading.choice is None and reading.hour is None
             and not reading.booking_refs and not any(has_topic(q) for q in reading.questions)
-            and not reading.intents - {"greet", "thanks", "offtopic"})
+            and not reading.intents - {"greet", "offtopic"})
 
 
 def _with_children(children: list[dict], reading: Reading) -> list[dict]:

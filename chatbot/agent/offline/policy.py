@@ -848,7 +848,9 @@ class Turn:
         offered = "offer_callback" in self.state.asked
         # written only when reached: a call back offer is declared as asked once written
         escalate = (replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered))
-        if self._missed_again(declared) or self.conv.results("get_faq_answer"):
+        not_sure = any(r.get("status") != "success" and r.get("unanswered") != []  # a real question, not answered
+                       for r in self.conv.results("get_faq_answer"))
+        if self._missed_again(declared) or not_sure:
             first = []
         elif not set(declared.asked) - {"offer_callback"}:
             first = [replies.not_understood(), replies.help_text()]

@@ -248,6 +248,9 @@ PHRASES = [
     (r"\bpersonal (data|information|details)\b", " privacy "),
     (r"\bpublic transport\b", " location "),
     (r"\bget there\b", " location "),
+    # "where is the school?", Malay "di mana sekolah ini?": a "where" asking after nothing but the school itself
+    (r"\bwhere\b(?=(?:\s+(?:is|are|s|the|this|that|it|your|you|school|campus|located|situated))*\s*[?.!]*\s*$)",
+     " location "),
     (r"\bdirections?\b", " location "),  # its stem "direct" is also in "direct debit"
     (r"\bstudent'?s? pass\b", " visa "),
     (r"\bspeak english\b", " eal "),
@@ -345,8 +348,10 @@ WORD = re.compile(r"[a-z0-9]+")
 
 def _words(text: str) -> list[str]:
     """Lower-cased words with school phrases replaced; stop words still in. Chinese, Malay and Tamil words are
-    read in English first (chatbot.agent.offline.gloss), so an entry and a question in different languages meet."""
-    text = CONTRACTION.sub("", gloss(text).text.lower())  # "we'd", "what's": the pronoun, not "wed" or "whats"
+    read in English first (chatbot.agent.offline.gloss), so an entry and a question in different languages meet;
+    lower-cased before, as a word the reader keeps when capitalised, in case it is a name ("Ada", Malay "is
+    there"), is no name in a question."""
+    text = CONTRACTION.sub("", gloss(text.lower()).text.lower())  # "we'd", "what's": the pronoun, not "wed" or "whats"
     text = text.replace("'", "").replace("\u2019", "").replace("-", " ")
     for pattern, replacement in PHRASE_PATTERNS:
         text = pattern.sub(replacement, text)
@@ -603,6 +608,11 @@ def strip_lead_ins(question: str, *, keep_follow_up_opener: bool = False) -> str
     return text
 
 
+def has_topic(question: str) -> bool:
+    """Whether a question names something the FAQ could be about ("is there a bus?"), unlike "is that ok?"."""
+    return bool(_tokens(strip_lead_ins(question)))
+
+
 def _is_question(text: str) -> bool:
     return text.rstrip().endswith("?") or bool(QUESTION_START.match(strip_lead_ins(text)))
 
@@ -679,6 +689,11 @@ def _no_match(standalone: str) -> dict:
             "standalone_question": standalone}
 
 
+def _nothing_asked(standalone: str) -> dict:
+    """A message that asks the FAQ nothing: not on the "no answer" list (`unanswered` is empty)."""
+    return {**_no_match(standalone), "message": NO_QUESTION_MESSAGE, "unanswered": []}
+
+
 def _success(index: _Index, position: int, sure: float, standalone: str, asked: str,
              related_first: str = "") -> dict:
     """The entry found, in the language asked in when it has that version (else in its own, which says so)."""
@@ -738,8 +753,8 @@ def _answer_part(index: _Index | None, question: str, history: list[str] | None,
         return [_no_match(standalone)]
     pairs = _token_words(standalone, index.speller)
     weights = _weights(index, pairs)
-    if not weights:
-        return [_no_match(standalone)]
+    if not weights:  # "is that ok?", "can or not?": no word with a topic, so nothing for the FAQ
+        return [_nothing_asked(standalone)]
     query = [token for token, _ in pairs]
     scores = QUESTION_WEIGHT * index.titles.get_scores(query) + index.bodies.get_scores(query)
     order = [int(i) for i in np.argsort(-scores, kind="stable")]
@@ -775,7 +790,7 @@ def answer_question(school, question: str, history: list[str] | None = None) -> 
     asked = language.detect(question, language.ENGLISH)
     parts = split_question(gloss(question).text)
     if not parts:  # a greeting, thanks or a wish to book: nothing for the FAQ, nothing for its to-do list
-        return {**_no_match(" ".join(question.split())), "message": NO_QUESTION_MESSAGE, "unanswered": []}
+        return _nothing_asked(" ".join(question.split()))
     earlier = list(history or [])
     results = []
     for part in parts:
@@ -783,14 +798,14 @@ def answer_question(school, question: str, history: list[str] | None = None) -> 
         earlier.append(part)  # "is there a bus? and how much is it?": the second leans on the first
     answered = [r for r in results if r["status"] == "success"]
     entries = list(dict.fromkeys(r["sources"][0]["id"] for r in answered))
-    unanswered = [r["standalone_question"] for r in results if r["status"] != "success"]
+    unanswered = [r["standalone_question"] for r in results if r["status"] != "success" and r.get("unanswered") != []]
     standalone = " ".join(dict.fromkeys(_as_question(r["standalone_question"]) for r in results))
     if len(results) == 1:
         return results[0]
     if len(entries) == 1 and not unanswered:  # "Is there a bus? And how much is it?"
         return {**answered[0], "standalone_question": standalone}
     if not answered:
-        return {**_no_match(standalone), "unanswered": unanswered}
+        return {**_no_match(standalone), "unanswered": unanswered} if unanswered else _nothing_asked(standalone)
     first = {r["sources"][0]["id"]: r for r in reversed(answered)}  # the first result for each entry
     found = [first[entry_id] for entry_id in entries]
     matched = {r["question_matched"] for r in found}

@@ -10,8 +10,10 @@ from functools import cache
 from pathlib import Path
 
 from chatbot.faq import answer_question
+from chatbot.models import FaqEntry
 
 QUESTIONS_FILE = Path(__file__).with_name("questions.json")
+LANGUAGES_FILE = Path(__file__).with_name("languages.json")  # the same in Malay, Tamil, Chinese and mixed
 
 
 @cache
@@ -46,3 +48,21 @@ def faq_accuracy(school) -> dict:
         "off_topic_accuracy": off_topic_correct / off_topic if off_topic else 0.0,
         "misses": misses,
     }
+
+
+def faq_accuracy_by_language(school) -> dict[str, dict]:
+    """Top-1 accuracy per language on `languages.json`: the entry found (a translation counts as its entry) must
+    be the one expected. {"ms": {"correct": 9, "total": 10, "misses": [...]}, ...}"""
+    items = json.loads(LANGUAGES_FILE.read_text(encoding="utf-8")).get(school.slug, [])
+    report: dict[str, dict] = {}
+    for item in items:
+        result = answer_question(school, item["question"])
+        found = FaqEntry.objects.filter(id=(result.get("sources") or [{}])[0].get("id")).first()
+        got = (found.translation_of or found).question if found else None
+        row = report.setdefault(item["language"], {"correct": 0, "total": 0, "misses": []})
+        row["total"] += 1
+        if got == item["expected"]:
+            row["correct"] += 1
+        else:
+            row["misses"].append({"question": item["question"], "expected": item["expected"], "got": got})
+    return report

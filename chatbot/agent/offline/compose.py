@@ -259,9 +259,7 @@ def compose(turn: "Turn") -> str:
     refused = {r.get("field") for r in conv.results("book_tour") if r.get("status") == "error"}
     parts += [replies.corrected(r, today) for r in conv.results("update_context") if r.get("field") not in refused]
     offer_callback = turn.flow in ("faq", "chat")
-    for result in conv.results("get_faq_answer"):
-        answer = replies.faq_answer(result) if result.get("status") == "success" else ""
-        parts.append(answer or replies.faq_unknown(offer_callback))
+    parts += replies.faq_replies(conv.results("get_faq_answer"), offer_callback)
     main = _main(turn)
     if main:
         parts.append(main)
@@ -271,7 +269,7 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.no_problem())
     elif "help" in reading.intents and not parts:
         parts.append(replies.help_text())
-    elif "yes" in reading.intents and not parts:
+    elif "yes" in reading.intents and not parts and "thanks" not in reading.intents:  # "ok thanks": thanked below
         parts.append(replies.anything_else())
     elif reading.facts.keys() & {"parent_name", "parent_phone"} and not parts:
         parts.append(replies.noted(name))
@@ -282,6 +280,6 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.bye(name, conv.upcoming_tours, today))
     elif "thanks" in reading.intents and not main and replies.no_problem() not in parts:  # "no, thank you"
         parts.append(replies.thanks(name))
-    if not [p for p in parts if p != replies.hello(name)]:
+    if not [p for p in parts if p and p != replies.hello(name)]:
         parts.append(replies.not_understood())
     return replies.join(parts)

@@ -53,6 +53,12 @@ CANCEL = _rx(r"\b(?:cancel\w*|call off|can'?t (?:make|come|attend)|won'?t be abl
 CANCEL_WORD = _rx(r"\bcancel")
 # "I can't make it on Wednesday, can we do Friday instead?" moves the tour rather than cancelling it
 RATHER_MOVE = _rx(r"\b(?:instead|another (?:day|time|date)|different|other (?:day|time|date)|move|change)\b")
+# Looking, not booking ("just browsing", "not ready to book yet"): no details are asked for until a task needs them.
+BROWSING = _rx(
+    r"\b(?:just|only|merely) (?:browsing|looking|asking|checking|curious|wondering|enquiring|researching)\b"
+    r"|\bnot (?:ready|looking|planning|going) to (?:book|visit|come)\b|\bno need to (?:book|visit|come)\b"
+    r"|\b(?:won'?t|don'?t want to|not) book(?:ing)? (?:yet|now|for now|just yet|anything)\b"
+)
 KEEP = _rx(
     r"\b(?:don'?t|do not|no need to|not|never mind(?: the)?|no)\s+cancel\w*|\bkeep (?:my|the|our) (?:tour|booking)"
 )
@@ -148,8 +154,8 @@ CONTRACTION = _rx(r"\b(" + "|".join(CONTRACTIONS) + r")\b")
 
 # --- details -------------------------------------------------------------------------------------------------------
 
-SENTENCE_BREAK = _rx(
-    r"(?<=[.!?])\s+|\n+|,?\s+(?:and|also|plus)\s+(?=(?:do|does|is|are|can|what|how|when|where|who|will|would)\b)"
+SENTENCE_BREAK = _rx(  # also a question glued to a full stop: "ok.what time is it?"
+    r"(?<=[.!?])\s+|(?<=[a-z][.!?])(?=(?:what|how|when|where|who|which|is|are|do|does|can|could|will|would)\b)|\n+|,?\s+(?:and|also|plus)\s+(?=(?:do|does|is|are|can|what|how|when|where|who|will|would)\b)"
     r"|,\s+(?=(?:what|how|when|where|who|which|is there|are there|do (?:you|they)|does (?:it|the)|can you|could you)\b)"
 )
 SPECIAL = _rx(

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from functools import cached_property
+from itertools import chain
 
 from django.utils import translation
 
@@ -37,6 +38,7 @@ from chatbot.agent.offline.understanding import (
     understand,
 )
 from chatbot.agent.offline.when import When
+from chatbot.faq import has_topic
 
 CHILD_FIELDS = ("child_name", "child_age", "children", "preferred_date", "preferred_time", "special_requirements")
 FLOW_INTENTS = ("cancel", "reschedule", "callback", "book")
@@ -501,6 +503,8 @@ class Turn:
     def pending(self) -> str:
         """The unfinished task this turn continues, from the last reply, earlier messages and ACTIVE_TASK."""
         asked = self.asked
+        if "browsing" in self.reading.intents:  # "just browsing": the task is put aside, nothing more is asked
+            return ""
         if "call_time" in asked or ("callback" in asked and asked & {"parent_name", "parent_phone"}):
             return "callback"
         if "which_tour" in asked:
@@ -509,7 +513,7 @@ class Turn:
             return "reschedule"
         for past in reversed(self.past):
             intents = past.intents
-            if "keep" in intents and "book" not in intents:
+            if ("keep" in intents and "book" not in intents) or "browsing" in intents:
                 return ""
             for intent in FLOW_INTENTS:
                 if intent in intents:
@@ -811,7 +815,9 @@ class Turn:
     def agrees(self) -> bool:
         """The policy's own judgement that the parent's latest message is a plain yes to the read-back (or the seat
         offered): said to the tools as `confirmed`."""
-        return bool(self.asked & {"read_back", "seat_offer"}) and bool(self.said_now) and says_yes(self.said_now[-1])
+        actions = tuple(str(a.get("action") or "") for a in self.state.awaiting)
+        return (bool(self.asked & {"read_back", "seat_offer"}) and bool(self.said_now)
+                and says_yes(self.said_now[-1], actions))
 
     def _confirming(self, call: Call) -> Call:
         if self.agrees and call.name in CONFIRMED_TOOLS:
@@ -836,12 +842,46 @@ class Turn:
         with translation.override(self.conv.language), replies.recording() as declared:
             asked = self.conv.last_result("book_tour") or {}
             if asked.get("status") == "has_upcoming_tour":  # nothing booked: move that tour, or book another?
-                answers = [replies.faq_answer(r) if r.get("status") == "success" else replies.faq_unknown(False)
-                           for r in self.conv.results("get_faq_answer")]
+                answers = replies.faq_replies(self.conv.results("get_faq_answer"), False)
                 text = replies.join([*answers, replies.move_or_another(asked, self.today)])
             else:
                 text = compose(self)
+            if self._missed_again(declared) or text == self.previous:
+                text = self._not_again(declared, text)
             return Decision(text=text, declared=declared)
+
+    def _not_again(self, declared: Declared, text: str) -> str:
+        """Another reply than the last one. At the second miss on the same question (or the same FAQ "not sure"
+        again), what is still unclear and a call back offered instead; at a first miss, the same question said as
+        not caught; a reply that asked nothing becomes what the concierge can do (no person is offered: nothing
+        was asked twice)."""
+        offered = "offer_callback" in self.state.asked
+        # written only when reached: a call back offer is declared as asked once written
+        escalate = (replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered))
+        not_sure = any(r.get("status") != "success" and r.get("unanswered") != []  # a real question, not answered
+                       for r in self.conv.results("get_faq_answer"))
+        if self._missed_again(declared) or not_sure:
+            first = []
+        elif not set(declared.asked) - {"offer_callback"}:
+            first = [replies.not_understood(), replies.help_text()]
+        elif text.startswith(replies.not_caught()):
+            first = []
+        else:
+            first = [replies.join([replies.not_caught(), text])]
+        return next(t for t in chain(first, escalate) if t != self.previous)  # the last two differ from each other
+
+    def _missed_again(self, declared: Declared) -> bool:
+        """Whether this reply would ask the same question a third time: the state shows the last reply asked it
+        again after the parent's previous message, and this message gave nothing the reader could use. Then
+        the reply says what is unclear and offers a person instead."""
+        asks = set(declared.asked) - {"offer_callback"}
+        if "call_time" in asks or declared.about == "callback":  # the person offered would be this very call back
+            return False
+        answered_before = set(self.state.answered[-1]) if self.state.answered else set()
+        before = self.earlier[-1][0] if self.earlier else None
+        return (bool(asks) and asks == set(self.state.asked) - {"offer_callback"} and asks <= answered_before
+                and not any(step.name != "get_faq_answer" for step in self.conv.steps)
+                and _gave_nothing(self.reading) and before is not None and _gave_nothing(before))
 
 
 def _asked(state: DialogueState, contact: dict) -> frozenset[str]:
@@ -861,6 +901,15 @@ def _asked(state: DialogueState, contact: dict) -> frozenset[str]:
     if "book" in awaited:  # "Shall I book it?": a yes books it
         asked.add("offer_book")
     return frozenset(asked - {""})
+
+
+def _gave_nothing(reading: Reading) -> bool:
+    """A message with nothing the reader could use for the question asked: no detail, day, time, choice,
+    reference, request, yes, no, thanks or goodbye (each has its own answer), or question with a topic of its own
+    (such a question is a digression, not a miss)."""
+    return (not reading.facts and reading.when.is_empty and reading.choice is None and reading.hour is None
+            and not reading.booking_refs and not any(has_topic(q) for q in reading.questions)
+            and not reading.intents - {"greet", "offtopic"})
 
 
 def _with_children(children: list[dict], reading: Reading) -> list[dict]:

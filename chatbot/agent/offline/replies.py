@@ -166,8 +166,12 @@ def refuse_offtopic(school: str, short: bool = False) -> str:
     return join([refusal, CAPABILITIES])
 
 
+def not_caught() -> str:
+    return str(_("Sorry, I didn't quite catch that."))
+
+
 def not_understood() -> str:
-    return join([_("Sorry, I didn't quite catch that."), CAPABILITIES, _("What would you like to do?")])
+    return join([not_caught(), CAPABILITIES, _("What would you like to do?")])
 
 
 def help_text() -> str:
@@ -235,11 +239,12 @@ def _in_language(result: dict) -> str:
     return _("(We have this answer in %(language)s only.)") % {"language": language} if language else ""
 
 
-def faq_answer(result: dict, offer_callback: bool = False) -> str:
+def faq_answer(result: dict, offer_callback: bool = False, say_language: bool = True) -> str:
     """A get_faq_answer success: its answer, or for a message that asked several things each answer found,
     then an honest "not sure" about the parts the FAQ has no confident answer to (`unanswered`). An answer
-    not in the language asked in says which language it is in."""
-    note = _in_language(result)
+    not in the language asked in says which language it is in (unless the reply said so already:
+    `say_language`)."""
+    note = _in_language(result) if say_language else ""
     answers = [str(a.get("answer") or "").strip() for a in result.get("answers") or [] if isinstance(a, dict)]
     if not answers:
         return " ".join(part for part in (note, str(result.get("answer") or "").strip()) if part)
@@ -248,6 +253,58 @@ def faq_answer(result: dict, offer_callback: bool = False) -> str:
     if unanswered:
         answers.append(join([_not_sure_about(unanswered), _callback_offer() if offer_callback else ""]))
     return join(answers)
+
+
+YES_OR_NO = gettext_lazy("whether that's a yes or a no")
+WHICH_OPTION = gettext_lazy("which of the options you'd like")
+UNCLEAR = {  # what a reply asked for, as "Sorry, I still don't have ..." names it
+    **{ask: FIELD_LABELS[ask] for ask in ("parent_name", "parent_phone", "parent_email", "child_name", "child_age")},
+    "when": gettext_lazy("the day and time you'd like"),
+    "choice": WHICH_OPTION,
+    "take_soonest": WHICH_OPTION,
+    "call_time": gettext_lazy("a good time to call"),
+    "which_tour": gettext_lazy("which tour you mean"),
+    **dict.fromkeys(("read_back", "offer_book", "offer_waitlist", "seat_offer", "move_or_another", "family_again"),
+                    YES_OR_NO),
+}
+
+
+def still_unclear(asked: list[str], offered_before: bool) -> str:
+    """The reply at the second miss on the same question: what is still unclear, and a person offered instead (a
+    call back from the admissions team), rather than the same question a third time. When the last reply made
+    that offer already, a shorter reminder of both, so no reply is sent twice in a row."""
+    missing = list(dict.fromkeys(str(UNCLEAR[a]) for a in asked if a in UNCLEAR))
+    if offered_before:
+        _ask("offer_callback")
+        if missing:
+            return _("No rush: send me %(what)s whenever you're ready, or say yes and our admissions team will "
+                     "call you back.") % {"what": _listed(missing)}
+        return str(_("No rush: tell me whenever you're ready, or say yes and our admissions team will call you back."))
+    if missing:
+        lead = _("Sorry, I still don't have %(what)s.") % {"what": _listed(missing)}
+    else:
+        lead = _("Sorry, I don't seem to be getting this right.")
+    return join([lead, _offer_person()])
+
+
+def _offer_person() -> str:
+    _ask("offer_callback")
+    return str(_("Would you like someone from our admissions team to call you back instead?"))
+
+
+def faq_replies(results: list[dict], offer_callback: bool) -> list[str]:
+    """What the turn's get_faq_answer results add to the reply, each: its answer, an honest "not sure" when the
+    FAQ has no confident answer, or nothing when the message asked the FAQ nothing (`unanswered` empty: "is that
+    ok?" with a booking detail, which the rest of the reply handles). The language an answer is only available
+    in is said once."""
+    texts, said_language = [], False
+    for result in results:
+        if result.get("status") == "success":
+            texts.append(faq_answer(result, say_language=not said_language) or faq_unknown(offer_callback))
+            said_language = said_language or bool(result.get("answer_language"))
+        elif result.get("unanswered") != []:
+            texts.append(faq_unknown(offer_callback))
+    return texts
 
 
 def faq_unknown(offer_callback: bool) -> str:

@@ -27,6 +27,14 @@ HESITATE = re.compile(
     r"\b(?:no|not|nope|nah|don'?t|wait|hold on|actually|instead|change|rather|but|hmm|sorry|(?:what|how) about)\b",
     re.IGNORECASE,
 )
+# The verb of the action a read-back awaits, said with the yes ("ok, book it", "可以，改吧": yes, change it): part
+# of the yes, not a change of mind (glossed, so one list serves every language).
+ACTION_VERBS = {
+    "book": re.compile(r"\b(?:book|reserve|confirm)\b(?:\s+(?:it|that|them|the tour))?", re.IGNORECASE),
+    "reschedule": re.compile(r"\b(?:change|move|shift|reschedule)\b(?:\s+(?:it|that|them|the tour))?",
+                             re.IGNORECASE),
+    "cancel": re.compile(r"\bcancel\b(?:\s+(?:it|that|them|the tour))?", re.IGNORECASE),
+}
 DEFAULT_REGION = "SG"
 ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")
 SIMILAR_NAME = 0.6  # "Jon" for "John" (0.86) is a correction; "Ana" for "John" (0.29) is not
@@ -315,6 +323,8 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
         found.add("my_tour")
     elif lx.BOOK.search(sentence) and not found & {"cancel", "reschedule"}:
         found |= {"book", "another"} if lx.ANOTHER.search(sentence) else {"book"}
+    if lx.BROWSING.search(sentence):  # "not ready to book yet": no booking asked for
+        found = (found - {"book", "another"}) | {"browsing"}
     for name, pattern in (("thanks", lx.THANKS), ("bye", lx.BYE), ("help", lx.HELP)):
         if pattern.search(sentence):
             found.add(name)
@@ -345,7 +355,7 @@ def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
     """Add this sentence's intents, or its FAQ question, to the reading."""
     found = _intents(sentence, hints)
     reading.intents |= found
-    if found - {"thanks", "bye", "yes", "no"}:
+    if found - {"thanks", "bye", "yes", "no", "browsing"}:
         return
     school = lx.SCHOOL_WORDS.search(_mask(sentence, spans(sentence)))  # "after lunch?" asks for a time, not lunch
     if lx.OFFTOPIC.search(sentence) and not school:
@@ -682,10 +692,16 @@ def understand(texts: list[str], hints: Hints) -> Reading:
     return reading
 
 
-def says_yes(text: str) -> bool:
+def says_yes(text: str, actions: tuple[str, ...] = ()) -> bool:
     """The offline policy's reading of a plain yes to a read-back: "yes please", "ok go ahead", "that's right.
     What's the address?". Not a yes with a change anywhere in it ("yes. But the 11th", "please make it 2pm",
     "sure, what about Friday?"): a message that names a day or a time changes what was read back. Read in
-    English words, so "ya betul", "好的" and "சரி" are a yes too. (A hosted model judges for itself.)"""
+    English words, so "ya betul", "好的" and "சரி" are a yes too. The verb of an action awaited (`actions`:
+    "book", "reschedule", "cancel") goes with the yes ("ok la, tempah je", "yes, change it"), while a negation
+    or a hesitation still wins. (A hosted model judges for itself.)"""
     text = gloss(text).text.strip()
-    return bool(lx.YES.match(text)) and not HESITATE.search(text) and not spans(text)
+    rest = text
+    for action in actions:
+        if action in ACTION_VERBS:
+            rest = ACTION_VERBS[action].sub(" ", rest)
+    return bool(lx.YES.match(text)) and not HESITATE.search(rest) and not spans(text)

@@ -22,9 +22,13 @@ phone) with the clock at MOMENT, ticking; the turns go through the real entry po
 (runner.Conversation) with the configured model. A stand-in answers, plainly and in the conversation's language,
 what the concierge asked that the turns do not give: what was asked is the dialogue state's typed `asked`
 (chatbot/agent/dialogue.py, kept in the conversation's ActiveContext); only for a model that declares nothing is
-it read from the reply's words (parent.asks_in). While turns remain it gives only details from `facts` that no
-remaining turn contains; once the turns are over it also answers choices, offers and read-backs towards the
-expectations (a read-back of something not expected gets a no). It never gives a date or a time of its own.
+it read from the reply's words (parent.asks_in). It gives only details from `facts` that no turn contains (one a
+turn gave, before or after, is the turns' to give: whether it was understood is what is measured). Once the turns
+are over it also answers offers and read-backs towards the expectations (a read-back of something not expected
+gets a no), except a yes-or-no question the last turn was already the answer to (asked before it and asked again
+unchanged: whether "ok la, tempah je" was understood is measured); it picks from a list only where the expectation
+leaves the time open ("14:00|16:00", or any time), and which tour only when the parent has one. It never gives a
+date or a time of its own.
 
 Scoring: RIGHT when, at the end, the parent's live tours are exactly `booked`, exactly `cancelled` of them are
 cancelled, the call back is as expected (none when null), nothing else changed (no waitlist entry, no other
@@ -49,6 +53,7 @@ import time_machine
 from asgiref.sync import sync_to_async
 from django.test import override_settings
 
+from bookings.models import split_names
 from chatbot.agent.dialogue import DialogueState, Option
 from chatbot.agent.memory import ActiveContext
 from chatbot.agent.model import OFFLINE_MODEL
@@ -64,7 +69,8 @@ STAND_IN_TURNS = 8  # the stand-in's messages after the turns, at most
 HHMM = re.compile(r"^(?:[01]\d|2[0-3]):[0-5]\d$")
 HOUR_SAID = re.compile(r"(?<![\d.:/+-])(\d{1,2})(?:[:.](\d{2}))?(?![\d/-])")
 CHINESE_HOUR = re.compile(r"(十[一二]?|[一二两三四五六七八九])\s*[点點]")
-NAME_LINKS = {"bin", "binti", "bte", "a/l", "a/p", "s/o", "d/o"}  # words inside a name that name no one
+PUNCTUATION = re.compile(r"[.,!?;:'\"()，。！？：]")
+NAME_LINKS = {"bin", "binti", "binte", "bte", "a/l", "a/p", "s/o", "d/o"}  # words inside a name that name no one
 CHINESE_NUMBERS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
                    "十": 10, "十一": 11, "十二": 12}
 
@@ -84,6 +90,7 @@ PHRASES = {
            "no": "இல்லை", "another": "இன்னொன்றும் பதிவு செய்யுங்கள்", "move": "இருப்பதை மாற்றுங்கள்"},
 }
 # What parent.asks_in reads from a reply's words, as the dialogue state's asks (for a model that declares nothing).
+YES_NO = ("offer_book", "offer_callback", "offer_waitlist", "seat_offer", "take_soonest", "read_back")
 WORDED_ASKS = {"child_name": "child_name", "child_age": "child_age", "parent_name": "parent_name",
                "parent_phone": "parent_phone", "parent_email": "parent_email", "call_time": "call_time",
                "which_tour": "which_tour", "when": "when", "offer_callback": "offer_callback",
@@ -175,8 +182,8 @@ class ChatCase:
 
 
 def normal(text: str) -> str:
-    """A name or word compared without case, outer punctuation or extra spaces."""
-    return " ".join(str(text or "").split()).strip(".,!?;:'\"").casefold()
+    """A name or word compared without case, punctuation ("R. Kavitha" is "r kavitha") or extra spaces."""
+    return " ".join(PUNCTUATION.sub(" ", str(text or "")).split()).casefold()
 
 
 def _iso(value, where: str) -> str:
@@ -320,17 +327,19 @@ def _said_in(value: str, text: str) -> bool:
                for word in normal(value).split() if word not in NAME_LINKS and (len(word) >= 3 or not word.isascii()))
 
 
-def _details(case: ChatCase, asked: list[str], ages_of: list[str], later: str) -> tuple[list[str], set[str]]:
-    """The phrases answering the details asked for that the facts hold and the later turns (`later`) don't give."""
-    facts, say = case.facts, _phrases(case.language)
+def _details(case: ChatCase, asked: list[str], ages_of: list[str]) -> tuple[list[str], set[str]]:
+    """The phrases answering the details asked for that the facts hold and no turn gives (a detail a turn gave,
+    earlier or later, is the turns' to give: whether it was understood is what is measured)."""
+    facts, say, turns = case.facts, _phrases(case.language), [m for turn in case.turns for m in turn]
+    script = "\n".join(turns)
     values = {"parent_name": facts.parent_name, "parent_phone": facts.phone, "parent_email": facts.email}
     parts, gave = [], set()
     for name in ("parent_name", "parent_phone", "parent_email"):
-        if name in asked and values[name] and not _said_in(values[name], later):
+        if name in asked and values[name] and not _said_in(values[name], script):
             parts.append(say[name].format(values[name]))
             gave.add(name)
     children = [c for c in facts.children if c.name]
-    if "child_name" in asked and children and not any(_said_in(c.name, later) for c in children):
+    if "child_name" in asked and children and not any(_said_in(c.name, script) for c in children):
         named = [f"{c.name}, {say['age'].format(c.age)}" if "child_age" in asked and c.age is not None else c.name
                  for c in children]
         parts.append(say["child_name"].format(say["and"].join(named)))
@@ -338,20 +347,24 @@ def _details(case: ChatCase, asked: list[str], ages_of: list[str], later: str) -
     elif "child_age" in asked:
         wanted = {normal(n) for n in ages_of}
         aged = [c for c in facts.children if c.age is not None and (not wanted or normal(c.name) in wanted)]
-        if aged and not any(_said_in(str(c.age), later) for c in aged):
-            parts.append(say["and"].join(f"{c.name} {say['age'].format(c.age)}".strip() for c in aged))
+        told = any(_said_in(c.name, m) and _said_in(str(c.age), m) for c in aged for m in turns)  # "Leo, 5"
+        if aged and not told:
+            parts.append(say["and"].join(f"{c.name} {say['age'].format(c.age)}" for c in aged))
             gave.add("child_age")
     return parts, gave
 
 
-def _changing(case: ChatCase, refs: dict[str, str]) -> set[str]:
+def _changing(case: ChatCase, refs: dict[str, str]) -> frozenset[str]:
     """The references of the existing tours the conversation is about: those no expected tour keeps as they are."""
-    return {refs[f"existing-{n}"] for n, tour in enumerate(case.existing)
-            if not any(want.fits(tour.date, tour.times[0]) for want in case.expect.booked)}
+    return frozenset({refs[f"existing-{n}"] for n, tour in enumerate(case.existing)
+            if not any(want.fits(tour.date, tour.times[0]) for want in case.expect.booked)})
 
 
-def _fits_open(option: Option, still: Open) -> bool:
-    return not option.booking_id and any(tour.fits(option.date, option.time) for tour in still.tours)
+def _open_choice(option: Option, still: Open) -> bool:
+    """A slot the parent may take without having named it: one of several right times of a tour still owed (or
+    any time on its day). A tour with one right time was named by the turns: choosing it is theirs."""
+    return not option.booking_id and any(len(tour.times) != 1 and tour.fits(option.date, option.time)
+                                         for tour in still.tours)
 
 
 def _read_back_wanted(awaiting: list[dict], still: Open, changing: set[str]) -> bool:
@@ -371,16 +384,37 @@ def _read_back_wanted(awaiting: list[dict], still: Open, changing: set[str]) -> 
     return True
 
 
-def _decisions(case: ChatCase, state: DialogueState, still: Open, changing: set[str]) -> list[str]:
-    """Answers to what only the parent's goal decides: a choice, an offer, a read-back."""
-    say, asked, options = _phrases(case.language), state.asked, state.options
+@dataclass(frozen=True)
+class Situation:
+    """What the stand-in decides by: what is still owed, the existing tours being changed, and the state the last
+    turn was sent into (None while turns remain)."""
+
+    still: Open
+    changing: frozenset[str]
+    last_turn_faced: DialogueState | None = None
+
+    def answered_by_turns(self, state: DialogueState) -> set[str]:
+        """The yes-or-no questions the last turn was the answer to: asked before it, and asked again unchanged
+        (the same read-back waiting). The stand-in leaves them alone: whether that answer was understood is what
+        is measured."""
+        faced = self.last_turn_faced
+        return set(faced.asked) & set(YES_NO) if faced is not None and faced.awaiting == state.awaiting else set()
+
+
+def _decisions(case: ChatCase, state: DialogueState, situation: Situation) -> list[str]:
+    """Answers to what only the parent's goal decides: an offer, a read-back, a choice the turns left open."""
+    say, asked, options, still = _phrases(case.language), state.asked, state.options, situation.still
     yes_no = {"offer_book": bool(still.tours), "offer_callback": still.callback, "offer_waitlist": False,
-              "seat_offer": False, "take_soonest": bool(options) and _fits_open(options[0], still),
-              "read_back": _read_back_wanted(state.awaiting, still, changing)}
-    parts = [say["yes" if yes_no[name] else "no"] for name in yes_no if name in asked]
-    if "choice" in asked or "which_tour" in asked:
-        chosen = next((o for o in options if _fits_open(o, still) or o.booking_id in changing), None)
-        parts += [chosen.label] if chosen else []
+              "seat_offer": False, "take_soonest": bool(options) and _open_choice(options[0], still),
+              "read_back": _read_back_wanted(state.awaiting, still, situation.changing)}
+    skipped = situation.answered_by_turns(state)
+    parts = [say["yes" if yes_no[name] else "no"] for name in YES_NO if name in asked and name not in skipped]
+    chosen = None
+    if "choice" in asked:
+        chosen = next((o for o in options if _open_choice(o, still)), None)
+    if "which_tour" in asked and len(case.existing) == 1:  # one tour: nothing for the turns to choose between
+        chosen = next((o for o in options if o.booking_id in situation.changing), None)
+    parts += [chosen.label] if chosen else []
     if "move_or_another" in asked:
         keeps = len(case.existing) - case.expect.cancelled
         parts.append(say["another"] if len(case.expect.booked) > keeps else say["move"])
@@ -399,13 +433,12 @@ def worded_state(reply: str) -> DialogueState:
     return DialogueState(asked=asked + (["choice"] if options else []), options=options)
 
 
-def stand_in(case: ChatCase, state: DialogueState, later: str, still: Open,
-             changing: set[str]) -> tuple[str | None, set[str]]:
-    """The stand-in's message (None: nothing to say) and the facts it gives. `later`: the turns still to be sent
-    (none: the turns are over, and choices, offers and read-backs are answered too)."""
-    parts, gave = _details(case, state.asked, state.ages_of, later)
-    if not later:
-        parts += _decisions(case, state, still, changing)
+def stand_in(case: ChatCase, state: DialogueState, situation: Situation) -> tuple[str | None, set[str]]:
+    """The stand-in's message (None: nothing to say) and the facts it gives. Once the turns are over
+    (`situation.last_turn_faced` is set) offers, read-backs and open choices are answered too."""
+    parts, gave = _details(case, state.asked, state.ages_of)
+    if situation.last_turn_faced is not None:
+        parts += _decisions(case, state, situation)
     separator = "，" if case.language == "zh" else ". "
     return (separator.join(parts) if parts else None), gave
 
@@ -451,11 +484,13 @@ async def run_case(case: ChatCase) -> ChatRun:
             return state if declared or state.asked or state.options else worded_state(chat.last_reply)
 
         try:
+            state = DialogueState()
             for number, turn in enumerate(case.turns):
-                state = await send(turn)
-                later = "\n".join(m for t in case.turns[number + 1:] for m in t)
-                for _ in range(STAND_IN_TURNS if not later else 2):
-                    message, gave = stand_in(case, state, later, still_open(case, run.after), changing)
+                faced, state = state, await send(turn)
+                over = number == len(case.turns) - 1
+                for _ in range(STAND_IN_TURNS if over else 2):
+                    situation = Situation(still_open(case, run.after), changing, faced if over else None)
+                    message, gave = stand_in(case, state, situation)
                     if message is None or _looping(chat.transcript, message):
                         break
                     run.gave |= gave
@@ -511,8 +546,7 @@ def _children_stored(step: Step) -> list[tuple[str, str, int | None]]:
     """(where, name, age) of every child stored at a step (an age alone has the name "")."""
     contact = step.state.contact
     found = [("contact's child", name, age) for name, age in (contact.get("child_ages") or {}).items()]
-    context_child = (contact.get("context") or {}).get("child_name")
-    found += [("child (context)", name, None) for name in [context_child] if name]
+    found += [("child (context)", name, None) for name in split_names((contact.get("context") or {}).get("child_name"))]
     for row in _mine(step.state.bookings):
         found += [(f"tour {row['reference']}", name, age) for name, age in row["child_details"]]
     collected = step.collected.get("children") or []

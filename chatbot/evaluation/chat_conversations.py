@@ -467,7 +467,10 @@ def _literal(text: str) -> str:
 async def run_case(case: ChatCase) -> ChatRun:
     """One conversation in a world of its own, with the clock at MOMENT."""
     with time_machine.travel(MOMENT, tick=True):
-        world = await sync_to_async(_world)(case)
+        try:
+            world = await sync_to_async(_world)(case)
+        except Exception as exc:  # e.g. an existing tour the school's rules refuse: the conversation can't run
+            return ChatRun(case, Snapshot({}, {}, {}), error=f"setup failed: {type(exc).__name__}: {exc}")
         run = ChatRun(case, await sync_to_async(snapshot)(world.school, world.contact.pk))
         chat = Conversation(world)
         changing = _changing(case, world.refs)

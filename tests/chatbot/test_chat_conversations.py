@@ -10,6 +10,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.core.management import call_command
 from django.test import override_settings
 
@@ -22,9 +23,11 @@ from chatbot.evaluation.chat_conversations import (
     Step,
     load_cases,
     parse_case,
+    run_case,
     score,
     stand_in,
     summary,
+    worded_state,
 )
 from chatbot.evaluation.checks import Snapshot
 
@@ -221,6 +224,20 @@ def test_the_stand_in_picks_from_a_list_only_where_the_expectation_leaves_the_ti
     named = parse_case({**BOOKING, "expect": {**BOOKING["expect"], "booked": [
         {"date": "2026-12-08", "time": "16:00", "child_name": "Leo", "child_age": 5}]}})
     assert stand_in(named, listed, Situation(owed(named), frozenset(), last_turn_faced=DialogueState()))[0] is None
+
+
+def test_a_reply_that_declares_nothing_is_read_from_its_words():
+    reply = "These are open:\n1. Tuesday 8 December at 14:00\n2. Tuesday 8 December at 16:00\nWhich one? And your name?"
+    read = worded_state(reply)
+    assert {"choice", "parent_name"} <= set(read.asked)
+    assert [(o.date, o.time) for o in read.options] == [("2026-12-08", "14:00"), ("2026-12-08", "16:00")]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_setup_the_school_refuses_is_a_wrong_conversation_not_a_crash():
+    past = {**BOOKING, "existing": [{"date": "2026-11-02", "time": "14:00", "child_name": "Leo", "child_age": 5}]}
+    run = async_to_sync(run_case)(parse_case(past))
+    assert run.error.startswith("setup failed") and score(run)[0].startswith("error: setup failed")
 
 
 # --- the whole path --------------------------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ def snapshot(school: School, me_id: int | None = None) -> Snapshot:
             "time": local.strftime("%H:%M"), "child_name": b.child_name,
             "child_age": children[0].age if len(children) == 1 else None,  # the age of a one-child booking
             "children": tuple(c.label for c in children),  # ("Leo (5)", "Mia (3)")
+            "child_details": tuple((c.name, c.age) for c in children),  # (("Leo", 5), ("Mia", 3))
             "moves": tuple(f"{m.from_starts_at.astimezone(tz):%Y-%m-%d %H:%M}" for m in b.moves.all()),
             "moved_from": next((f"{m.from_starts_at.astimezone(tz):%Y-%m-%d %H:%M}" for m in b.moves.all()), None),
             "parent_name": b.parent_name, "parent_phone": b.parent_phone, "parent_email": b.parent_email,
@@ -60,11 +61,14 @@ def snapshot(school: School, me_id: int | None = None) -> Snapshot:
             "parent_phone": c.parent_phone, "best_time": c.best_time,
             "specific_time": c.specific_time.strftime("%H:%M") if c.specific_time else None,
             "due_date": c.due_date.isoformat(), "topic": c.topic, "owner": "me" if c.contact_id == me_id else "other",
+            "window_start": f"{c.window_start:%H:%M}", "window_end": f"{c.window_end:%H:%M}",
         }
     seats = {f"{slot.starts_at.astimezone(tz):%Y-%m-%d %H:%M}": slot.seats_taken
              for slot in TourSlot.objects.filter(school=school)}
     contact = Contact.objects.filter(pk=me_id).first() if me_id else None
-    me = {"name": contact.name, "children": sorted(contact.children.values_list("name", flat=True)),
+    me = {"name": contact.name, "preferred_name": contact.preferred_name,
+          "children": sorted(contact.children.values_list("name", flat=True)),
+          "child_ages": dict(contact.children.values_list("name", "age")),
           "context": contact.context or {}} if contact else {}
     waiting = {}
     for entry in WaitlistEntry.objects.filter(school=school).select_related("slot"):

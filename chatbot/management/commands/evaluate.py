@@ -8,6 +8,7 @@
     python manage.py evaluate --saved-only --model gpt-4o-mini --k 3
     python manage.py evaluate --corpus PATH --show-failures 40   # date/time reading on a labelled corpus
     python manage.py evaluate --recorded            # conversations held with a capable model, replayed
+    python manage.py evaluate --chat chatbot/evaluation/chat_dev --show-failures 5   # chat-style conversations
 
 Each run gets a fresh evaluation school (deleted afterwards), so it is safe on
 a database with real data; nothing is sent to any channel or CRM.
@@ -31,6 +32,7 @@ from rich.table import Table
 
 from chatbot.evaluation import recorded, reviewed
 from chatbot.evaluation import scenarios as suite
+from chatbot.evaluation.chat_conversations import measure_chats
 from chatbot.evaluation.corpus import measure_turns
 from chatbot.evaluation.corpus_dialogues import measure_dialogues
 from chatbot.evaluation.runner import RunResult, build_report, run_suite
@@ -67,8 +69,12 @@ class Command(BaseCommand):
         parser.add_argument("--recorded", action="store_true",
                             help="Replay the conversations held with a capable model through model-bridge "
                                  "(chatbot/evaluation/recorded/) over the hosted path, graded on the database.")
+        parser.add_argument("--chat", default="",
+                            help="Run the chat-style conversations of this folder's chat.jsonl and score each one "
+                                 "RIGHT or WRONG (chatbot/evaluation/chat_conversations.py).")
         parser.add_argument("--show-failures", type=int, default=0,
-                            help="With --corpus: list this many misses (utterance, gold, ours).")
+                            help="With --corpus: list this many misses (utterance, gold, ours); with --chat: print "
+                                 "this many wrong conversations' transcripts.")
 
     def handle(self, *args, k: int, model: str, flow: list[str], scenario: list[str], json_path: str,
                fail_under: float | None, concurrency: int, keep_failed: bool, list_only: bool, cleanup: bool,
@@ -84,6 +90,10 @@ class Command(BaseCommand):
             return
         if options["recorded"]:
             self._recorded(console)
+            return
+        if options["chat"]:
+            with override_settings(LLM_MODEL=model or settings.LLM_MODEL):
+                self._chat(console, Path(options["chat"]), options["show_failures"], json_path)
             return
         if options["corpus"]:
             with override_settings(LLM_MODEL=model or settings.LLM_MODEL):
@@ -237,14 +247,47 @@ class Command(BaseCommand):
                       + (f", kept as school {result.school}" if keep_failed and not result.passed else ""))
         for failure in result.failures:
             console.print(f"  [red]✗ {escape(failure)}[/red]")
-        for entry in result.transcript:
-            who = {"parent": "Parent   ", "event": "Meanwhile"}.get(entry["role"], "Concierge")
+        self._print_transcript(console, result.transcript)
+        if result.error:
+            console.print(f"[dim]{escape(result.error)}[/dim]")
+
+    @staticmethod
+    def _print_transcript(console: Console, transcript: list[dict]) -> None:
+        for entry in transcript:
+            who = {"parent": "Stand-in " if entry.get("stand_in") else "Parent   ",
+                   "event": "Meanwhile"}.get(entry["role"], "Concierge")
             text = escape(entry["text"]).replace("\n", "\n" + " " * 15)
             console.print(f"    {who}: {text}")
             if entry.get("tools"):
                 console.print(f"               [dim]{escape(' · '.join(entry['tools']))}[/dim]")
-        if result.error:
-            console.print(f"[dim]{escape(result.error)}[/dim]")
+
+    def _chat(self, console: Console, path: Path, show_failures: int, json_path: str) -> None:
+        """Each conversation of the folder's chat.jsonl, RIGHT or WRONG, per language and in total."""
+        if not (path / "chat.jsonl").is_file():
+            raise CommandError(f"No chat.jsonl in {path}.")
+        console.print(f"Running the chat conversations of {path} through the concierge ({settings.LLM_MODEL})…")
+        try:
+            report = async_to_sync(measure_chats)(path, on_progress=lambda done, total: console.print(
+                f"[dim]  {done}/{total} conversations[/dim]") if done % 6 == 0 or done == total else None)
+        except ValueError as exc:
+            raise CommandError(f"{path}/chat.jsonl: {exc}") from None
+        table = Table("language", "conversations", "right", title=report["title"])
+        for row in report["rows"]:
+            table.add_row(row["language"], str(row["conversations"]),
+                          f"{row['rate']:.1%} ({row['right']}/{row['conversations']})")
+        console.print(table)
+        wrong = [r for r in report["results"] if not r["right"]]
+        for result in wrong[:show_failures]:
+            console.print(f"\n[bold]{escape(result['id'])}[/bold] ({result['language']}) [red]WRONG[/red]"
+                          + (f"  [dim]{escape(result['note'])}[/dim]" if result["note"] else ""))
+            for reason in result["reasons"]:
+                console.print(f"  [red]✗ {escape(reason)}[/red]")
+            self._print_transcript(console, result["transcript"])
+        if wrong and not show_failures:
+            console.print("Wrong: " + ", ".join(f"{r['id']} ({'; '.join(r['reasons'])[:100]})" for r in wrong))
+        if json_path:
+            Path(json_path).write_text(json.dumps(report, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
+            console.print(f"Report written to {json_path}")
 
     def _corpus(self, console: Console, path: Path, show_failures: int, json_path: str) -> None:
         """Run the corpus measures and print each one's section (further measures append to `sections`)."""

@@ -262,6 +262,11 @@ LOGGING = {
         "LiteLLM": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "daphne": {"level": "WARNING"},
+        # uvicorn (the Procfile's web process) writes its access log and its websocket lines ("WebSocket
+        # /ws/chat/...?visitor=...") through handlers of its own, past the masking formatter: its loggers are
+        # handed to ours, so the secrets that travel in URLs are redacted there too (config/logging.py).
+        "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "uvicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
 
@@ -312,13 +317,14 @@ EXTERNAL_HTTP_TIMEOUT_SECONDS = env.float("EXTERNAL_HTTP_TIMEOUT_SECONDS", defau
 # A send claimed this long ago by a worker that never finished it is treated as possibly done.
 EXTERNAL_CALL_CLAIM_TIMEOUT_SECONDS = env.int("EXTERNAL_CALL_CLAIM_TIMEOUT_SECONDS", default=90)
 
-# E-mail (tour reminders of web-chat parents, and the fallback of the other channels). The console backend
-# prints them by default; set EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and EMAIL_HOST etc.
-EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
-EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
-EMAIL_PORT = env.int("EMAIL_PORT", default=25)
-EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
-EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
-EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+# E-mail (tour reminders of web-chat parents, and the fallback of the other channels), from EMAIL_URL
+# (django-environ: smtp+tls://user:password@host:587, smtp+ssl://...:465, consolemail://). Development prints them
+# (consolemail://); production without EMAIL_URL refuses to send (config/mail.py: the reminder falls back and staff
+# get a note) rather than print parents' addresses and manage links into the log, and `check --deploy` says so.
+EMAIL_URL = env.str("EMAIL_URL", default="consolemail://" if DEBUG else "")
+if EMAIL_URL:
+    globals().update(env.email_url_config(EMAIL_URL))
+else:
+    EMAIL_BACKEND = "config.mail.NotConfiguredBackend"
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="School tour concierge <no-reply@localhost>")

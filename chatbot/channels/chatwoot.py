@@ -31,6 +31,7 @@ from django.utils.translation import gettext, gettext_lazy
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
+from chatbot.channels.inbound import ident, items, obj, objects, string
 from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options, queue_task, reply_text
 from chatbot.language import ENGLISH, reply_language
 from chatbot.models import Channel, Conversation, Message
@@ -504,8 +505,48 @@ def _greet(payload: dict) -> str:
     return "greeted"
 
 
+ID_MAX = 20  # Chatwoot's ids are integers (a bigint has at most 20 digits); "<account>:<conversation>" fits 64
+
+
+def _person(value: Any, what: str) -> None:
+    person = obj(value, what)
+    ident(person.get("id"), f"{what}.id", ID_MAX)
+    obj(person.get("custom_attributes"), f"{what}.custom_attributes")
+    for field in ("name", "email", "phone_number", "type"):
+        string(person.get(field), f"{what}.{field}")
+
+
+def check_event(payload: dict) -> None:
+    """Raise Malformed when a field this module reads is not of the type Chatwoot sends, or an id is longer than
+    its column: the event is then refused whole (it carries one message)."""
+    ident(payload.get("id"), "id", ID_MAX)
+    ident(payload.get("account_id"), "account_id", ID_MAX)
+    for what in ("event", "content", "message_type", "status"):
+        string(payload.get(what), what)
+    _person(payload.get("sender"), "sender")
+    _person(payload.get("contact"), "contact")
+    for what in ("account", "inbox"):
+        ident(obj(payload.get(what), what).get("id"), f"{what}.id", ID_MAX)
+    objects(payload.get("attachments"), "attachments")
+    items(obj(payload.get("content_attributes"), "content_attributes").get("submitted_values"), "submitted_values")
+    items(payload.get("changed_attributes"), "changed_attributes")
+    for message in objects(payload.get("messages"), "messages"):  # a conversation event is the conversation
+        ident(message.get("account_id"), "messages.account_id", ID_MAX)
+    for what in ("conversation", "current_conversation"):
+        conversation = obj(payload.get(what), what)
+        for field in ("id", "inbox_id", "account_id"):
+            ident(conversation.get(field), f"{what}.{field}", ID_MAX)
+        string(conversation.get("channel"), f"{what}.channel")
+        string(conversation.get("status"), f"{what}.status")
+        ident(obj(conversation.get("account"), f"{what}.account").get("id"), f"{what}.account.id", ID_MAX)
+        for message in objects(conversation.get("messages"), f"{what}.messages"):
+            ident(message.get("account_id"), f"{what}.messages.account_id", ID_MAX)
+        _person(obj(conversation.get("meta"), f"{what}.meta").get("sender"), f"{what}.meta.sender")
+
+
 async def handle_event(payload: dict) -> str:
-    """Act on one agent-bot event; returns a short description of what was done."""
+    """Act on one agent-bot event; returns a short description of what was done. Malformed: see check_event."""
+    check_event(payload)
     event = payload.get("event")
     if event == "message_created":
         return await _message_created(payload)

@@ -128,7 +128,7 @@ def test_one_bad_message_does_not_keep_another_parents_message_of_the_batch_out(
     good = delivery["entry"][0]["changes"][0]["value"]["messages"][0]
     bad = {**good, "id": LONG_ID, "from": "6591234567", "text": {"body": "spam"}}
     delivery["entry"][0]["changes"][0]["value"]["messages"] = [bad, good]
-    for attempt in range(2):  # the platform's redelivery too: 200, nothing twice
+    for _delivery in range(2):  # the platform's redelivery too: 200, nothing twice
         response = post_whatsapp(delivery)
         assert response.status_code == 200, response.content
     stored = Message.objects.filter(role=Message.Role.USER)

@@ -31,7 +31,7 @@ from django.utils.translation import gettext, gettext_lazy
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
-from chatbot.channels.inbound import ident, items, obj, objects, string
+from chatbot.channels.inbound import clean, ident, items, obj, objects, string
 from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options, queue_task, reply_text
 from chatbot.language import ENGLISH, reply_language
 from chatbot.models import Channel, Conversation, Message
@@ -42,7 +42,7 @@ from config.redis import get_redis
 from crm.external.http import ApiClient, ExternalError, call, make_client
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Contact
-from crm.services import find_or_create_contact, update_persistent_context
+from crm.services import find_or_create_contact, trusted_context, update_persistent_context
 
 logger = logging.getLogger(__name__)
 
@@ -275,8 +275,11 @@ def _clean_attributes(attributes: dict) -> dict:
 
 
 def merge_into_context(contact: Contact, attributes: dict) -> dict:
-    """Session start: Chatwoot's custom attributes into the contact's persistent context (see CHATWOOT_WINS)."""
-    incoming = _clean_attributes(attributes)
+    """Session start: Chatwoot's custom attributes into the contact's persistent context (see CHATWOOT_WINS).
+
+    A website visitor can set them: only what crm.services.trusted_context takes is read (clean details, and a
+    tour or call back only when it is this contact's own)."""
+    incoming = trusted_context(contact, clean(attributes) if isinstance(attributes, dict) else {}, CHATWOOT_WINS)
     current = Contact.objects.values_list("context", flat=True).get(pk=contact.pk) or {}
     changes = {k: v for k, v in incoming.items()
                if (k in CHATWOOT_WINS and current.get(k) != v) or current.get(k) in (None, "")}

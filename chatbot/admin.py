@@ -23,7 +23,7 @@ from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep, Rejec
 def _pretty_json(value) -> str:
     if value in (None, "", {}, []):
         return "-"
-    return format_html("<pre style='margin:0;white-space:pre-wrap'>{}</pre>",
+    return format_html("<pre class='console-json'>{}</pre>",
                        json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
 
 

@@ -26,15 +26,18 @@ def assert_strict(response) -> None:
     assert "<style" not in html and ' style="' not in html, "an inline style would be blocked"
 
 
+@pytest.mark.attack("low")
 def test_the_chat_page_has_a_strict_policy(client, school):
     assert_strict(client.get(f"/chat/{school.slug}/"))
 
 
+@pytest.mark.attack("low")
 def test_the_manage_page_has_a_strict_policy(client, school):
     booking = TourBookingFactory(school=school)
     assert_strict(client.get(manage_path(booking.reference)))
 
 
+@pytest.mark.attack("low")
 def test_the_admin_has_a_strict_policy(admin_client, school):
     for path in ("/admin/login/", "/admin/", "/admin/chatbot/conversation/", "/admin/bookings/tourbooking/"):
         response = admin_client.get(path, follow=True)

@@ -102,6 +102,7 @@ def outcome(response) -> str:
     return DEAD_LETTER
 
 
+@pytest.mark.attack("low")
 @pytest.mark.parametrize("case", list(CHATWOOT_CASES))
 def test_a_malformed_chatwoot_event_is_a_4xx_or_its_message_is_stored(case, school, echo_model, turns):
     edit, expected = CHATWOOT_CASES[case]
@@ -110,18 +111,21 @@ def test_a_malformed_chatwoot_event_is_a_4xx_or_its_message_is_stored(case, scho
         assert "\x00" not in message.text and "\ud800" not in message.text
 
 
+@pytest.mark.attack("low")
 @pytest.mark.parametrize("case", list(WHATSAPP_CASES))
 def test_a_malformed_whatsapp_delivery_is_a_4xx_or_its_message_is_stored(case, school, echo_model, turns):
     edit, expected = WHATSAPP_CASES[case]
     assert outcome(post_whatsapp(changed(p.wa_text("hello there"), edit))) == expected
 
 
+@pytest.mark.attack("low")
 def test_webwidget_triggered_with_a_contact_that_is_not_an_object_is_a_400(school):
     response = post_chatwoot(changed(p.webwidget_triggered(), _set("contact", "x")))
     assert response.status_code == 400
     assert RejectedInbound.objects.get().channel == "chatwoot"
 
 
+@pytest.mark.attack("medium")
 def test_one_bad_message_does_not_keep_another_parents_message_of_the_batch_out(school, echo_model, turns):
     """The issue's case: a 200-character id ahead of another parent's valid message in one delivery."""
     delivery = p.wa_text("I'd like a tour", wa_id="6598765432")

@@ -27,6 +27,7 @@ def _when(page) -> str:
     return html[start:html.index("</dd>", start)]
 
 
+@pytest.mark.attack("low")
 @pytest.mark.parametrize("slot", ["9999-12-31T23:59:00-23:59", "0001-01-01T00:00:00+14:00", "not a time",
                                   "2026-12-09T11:00:00"])
 def test_a_move_to_a_time_that_is_no_real_date_is_a_400(client, booking, slot):
@@ -36,10 +37,12 @@ def test_a_move_to_a_time_that_is_no_real_date_is_a_400(client, booking, slot):
     assert booking.status == TourBooking.Status.SCHEDULED and booking.local_start.time() == dt.time(9)
 
 
+@pytest.mark.attack("low")
 def test_an_unknown_action_is_a_400(client, booking):
     assert client.post(manage_path(booking.reference), {"action": "delete everything"}).status_code == 400
 
 
+@pytest.mark.attack("pages")
 def test_times_are_on_the_schools_clock_also_after_a_move(client, booking, settings):
     settings.TIME_ZONE = "UTC"
     path = manage_path(booking.reference)
@@ -56,6 +59,7 @@ def test_times_are_on_the_schools_clock_also_after_a_move(client, booking, setti
         assert f"{dt.datetime.fromisoformat(value).astimezone(booking.school.tz):%H:%M}" in label
 
 
+@pytest.mark.attack("pages")
 def test_the_page_speaks_the_parents_language(client, booking):
     html = client.get(manage_path(booking.reference)).content.decode()
     assert '<html lang="zh-hans">' in html
@@ -70,6 +74,7 @@ def test_a_language_the_school_does_not_offer_falls_back_to_english(client, book
     assert "Cancel my tour" in html and '<html lang="en">' in html
 
 
+@pytest.mark.attack("pages")
 def test_the_page_has_the_widgets_look_and_a_favicon(client, booking):
     html = client.get(manage_path(booking.reference)).content.decode()
     assert "<style>" not in html, "styles come from a stylesheet (the Content-Security-Policy allows no inline ones)"

@@ -35,6 +35,7 @@ def conversation(school):
 
 
 @pytest.mark.django_db
+@pytest.mark.attack("medium")
 def test_a_reviewer_sees_phones_and_emails_masked_in_the_transcript_and_tool_calls(reviewer_client, conversation):  # noqa: F811
     page = reviewer_client.get(conversation_url(conversation))
     assert page.status_code == 200

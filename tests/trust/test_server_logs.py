@@ -44,9 +44,9 @@ def database_url() -> str:
     return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def server_env() -> dict:
+def server_env(static_root: Path) -> dict:
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-    return {**env, "DEBUG": "False", "SECRET_KEY": settings.SECRET_KEY, "DATABASE_URL": database_url(),
+    return {**env, "STATIC_ROOT": str(static_root), "DEBUG": "False", "SECRET_KEY": settings.SECRET_KEY, "DATABASE_URL": database_url(),
             "CHATWOOT_WEBHOOK_SECRET": SECRET, "SECURE_SSL_REDIRECT": "False", "LOG_JSON": "True",
             "LOG_LEVEL": "INFO", "EMBEDDED_SCHEDULER": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "EMAIL_URL": "smtp://127.0.0.1:1"}
@@ -65,19 +65,25 @@ async def _open_socket(url: str) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.attack("high")
+@pytest.mark.timeout(300)  # collectstatic, then two uvicorn workers warming up (about 20 s each on a busy machine)
 def test_the_procfile_web_process_logs_no_url_secret(tmp_path):
     school = SchoolFactory()
     booking = TourBookingFactory(school=school)
     manage = manage_path(booking.reference)
     manage_token = manage.strip("/").split("/")[-1]
     visitor_token = signing.dumps({"school": school.slug, "visitor": "v-logcheck"}, salt=VISITOR_SALT)
+    env = server_env(tmp_path / "static")
+    # The Procfile's release step collects the static files the pages link (production reads their manifest).
+    subprocess.run([sys.executable, "manage.py", "collectstatic", "--no-input", "-v", "0"],  # noqa: S603
+                   cwd=settings.BASE_DIR, env=env, check=True, timeout=120)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = (tmp_path / "web.log").open("wb")
-    process = subprocess.Popen(procfile_command("web", port), cwd=settings.BASE_DIR, env=server_env(),  # noqa: S603
+    process = subprocess.Popen(procfile_command("web", port), cwd=settings.BASE_DIR, env=env,  # noqa: S603
                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        wait_for(lambda: _up(base), 60, "the web process to start")
+        wait_for(lambda: _up(base), 180, "the web process to start")
         assert httpx.get(f"{base}{manage}", timeout=10).status_code == 200
         assert httpx.get(f"{base}/calendar/{manage_token}.ics", timeout=10).status_code in (200, 404)
         assert httpx.post(f"{base}/webhooks/chatwoot/{SECRET}/", content=b"[1]", timeout=10,

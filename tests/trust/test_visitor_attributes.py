@@ -26,6 +26,7 @@ def _answered(chatwoot) -> bool:
     return bool(chatwoot.posted) and not Conversation.objects.filter(status=Conversation.Status.HANDED_OFF).exists()
 
 
+@pytest.mark.attack("low")
 def test_attacker_set_attributes_do_not_fail_turns_or_borrow_another_parents_tour(school, chatwoot, echo_model,
                                                                                  turns):
     other = TourBookingFactory(school=school)
@@ -43,6 +44,7 @@ def test_attacker_set_attributes_do_not_fail_turns_or_borrow_another_parents_tou
     assert Message.objects.filter(role="assistant").exclude(text="").count() == 2
 
 
+@pytest.mark.attack("low")
 def test_the_contacts_own_tour_is_taken_with_the_values_of_its_record(school, chatwoot, echo_model, turns):
     contact = Contact.objects.create(school=school, chatwoot_contact_id="42", phone="+6591234567")
     own = TourBookingFactory(school=school, contact=contact)

@@ -46,8 +46,9 @@ def database_url() -> str:
 
 def server_env(static_root: Path) -> dict:
     env = {key: value for key, value in os.environ.items() if key not in ("REDIS_URL", "DJANGO_SETTINGS_MODULE")}
-    return {**env, "STATIC_ROOT": str(static_root), "DEBUG": "False", "SECRET_KEY": settings.SECRET_KEY, "DATABASE_URL": database_url(),
-            "CHATWOOT_WEBHOOK_SECRET": SECRET, "SECURE_SSL_REDIRECT": "False", "LOG_JSON": "True",
+    return {**env, "STATIC_ROOT": str(static_root), "DEBUG": "False", "SECRET_KEY": settings.SECRET_KEY,
+            "DATABASE_URL": database_url(), "CHATWOOT_WEBHOOK_SECRET": SECRET, "SECURE_SSL_REDIRECT": "False",
+            "LOG_JSON": "True",
             "LOG_LEVEL": "INFO", "EMBEDDED_SCHEDULER": "False", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "EMAIL_URL": "smtp://127.0.0.1:1"}
 
@@ -66,7 +67,7 @@ async def _open_socket(url: str) -> None:
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.attack("high")
-@pytest.mark.timeout(300)  # collectstatic, then two uvicorn workers warming up (about 20 s each on a busy machine)
+@pytest.mark.timeout(300)  # collectstatic, then two uvicorn workers warming up (about 20 s each when busy)
 def test_the_procfile_web_process_logs_no_url_secret(tmp_path):
     school = SchoolFactory()
     booking = TourBookingFactory(school=school)

@@ -292,11 +292,13 @@ class RejectedInbound(models.Model):
     channel = models.CharField(max_length=16, choices=Channel.choices)
     reason = models.CharField(max_length=300, help_text="What could not be read.")
     item = models.JSONField(help_text="The message as received (NUL and lone surrogates cleaned).")
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the item: a redelivery is kept once.")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name = "rejected inbound message"
+        constraints = [models.UniqueConstraint(fields=["channel", "fingerprint"], name="one_dead_letter_per_item")]
 
     def __str__(self) -> str:
         return f"{self.get_channel_display()}: {self.reason}"

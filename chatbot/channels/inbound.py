@@ -6,6 +6,8 @@ and stored; a field of the wrong type or an id longer than its column is `Malfor
 dead letter (`RejectedInbound`, in the admin) and the rest of its delivery is stored as usual.
 """
 
+import hashlib
+import json
 import re
 from typing import Any
 
@@ -78,5 +80,9 @@ def ident(value: Any, what: str, limit: int) -> str:
 
 
 def dead_letter(channel: str, reason: str, item: Any) -> None:
-    """Keep a message that could not be read, for staff to see (the admin's "rejected inbound messages")."""
-    RejectedInbound.objects.create(channel=channel, reason=reason[:300], item=clean(item))
+    """Keep a message that could not be read, for staff to see (the admin's "rejected inbound messages"); the
+    same message delivered again is kept once."""
+    item = clean(item)
+    fingerprint = hashlib.sha256(json.dumps(item, sort_keys=True, default=str).encode()).hexdigest()
+    RejectedInbound.objects.get_or_create(channel=channel, fingerprint=fingerprint,
+                                          defaults={"reason": reason[:300], "item": item})

@@ -139,7 +139,7 @@ def test_one_bad_message_does_not_keep_another_parents_message_of_the_batch_out(
     assert [m.text for m in stored] == ["I'd like a tour"]
     assert stored.get().channel_message_id == good["id"]
     rejected = RejectedInbound.objects.all()
-    assert rejected.count() == 2 and {r.channel for r in rejected} == {"whatsapp"}
+    assert rejected.count() == 1 and rejected[0].channel == "whatsapp", "a redelivered dead letter is kept once"
     assert "message id is longer than 128 characters" in rejected[0].reason
     assert rejected[0].item["text"] == {"body": "spam"}
 

@@ -23,7 +23,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from adminpanel import schooltime, selectors
 from adminpanel.forms import CancelTourForm, RescheduleTourForm
-from adminpanel.services import notify_parent, record_history
+from adminpanel.services import notify_parent, record_history, sees_contact_details
 from bookings import callbacks, services
 from bookings.models import CallbackRequest, School, TourBooking
 from config.logging import mask_phone
@@ -62,7 +62,7 @@ def _when(booking: TourBooking, *, zone: bool = True) -> str:
 def phone_for(user, phone: str) -> dict[str, str]:
     """How a parent's number is shown to this user: in full with a click-to-call link to those who handle
     callbacks (Admissions), masked to everyone else."""
-    if user.has_perm("bookings.change_callbackrequest"):
+    if sees_contact_details(user):
         return {"text": format_phone(phone), "tel": phone}
     return {"text": mask_phone(phone), "tel": ""}
 

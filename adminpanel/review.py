@@ -419,15 +419,22 @@ class ConversationAdmin(schooltime.SchoolTimeAdmin, admin.ModelAdmin):
         except ValueError:
             page = 1
         transcript = selectors.transcript_with_steps(conversation, page)
+        region = conversation.school.default_phone_region
+
+        def shown(value):  # phones and e-mails masked for those who do not call parents back (a Reviewer)
+            return services.contact_details_for(request.user, value, region)
+
         for message in transcript:
             for step in message.steps.all():
-                step.arguments_json = pretty_json(step.tool_arguments)
-                step.result_json = pretty_json(step.tool_result)
+                step.shown_content = shown(step.content)
+                step.arguments_json = pretty_json(shown(step.tool_arguments))
+                step.result_json = pretty_json(shown(step.tool_result))
                 step.tokens = step.prompt_tokens + step.completion_tokens
+            message.shown_text = shown(message.text)
             message.tokens = message.prompt_tokens + message.completion_tokens
             message.fell_back = "->" in (message.model or "")
             blocks = (message.payload or {}).get("blocks") if isinstance(message.payload, dict) else None
-            message.blocks_json = pretty_json(blocks) if blocks else ""
+            message.blocks_json = pretty_json(shown(blocks)) if blocks else ""
         can_see_bookings = request.user.has_perm("bookings.view_tourbooking")
         bookings = list(TourBooking.objects.filter(contact_id=conversation.contact_id).select_related("school")
                         .order_by("-starts_at")[:10])

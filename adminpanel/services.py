@@ -7,6 +7,7 @@ when a parent should know, `notify_parent`.
 """
 
 import logging
+from typing import Any
 
 from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
 from django.contrib.auth import get_user_model
@@ -17,6 +18,7 @@ from django.utils import timezone
 from bookings.models import TourBooking
 from chatbot import outreach
 from chatbot.models import Conversation, Message
+from config.logging import mask_contact_details
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +61,21 @@ def record_history(user, obj: models.Model, message: str, *, added: bool = False
     own edits: the object's History page and the index's recent actions show it."""
     return LogEntry.objects.log_actions(user_id=user.pk, queryset=[obj], action_flag=ADDITION if added else CHANGE,
                                         change_message=message, single_object=True)
+
+
+# --- who sees a parent's contact details ----------------------------------------------------------------------
+CONTACT_DETAILS_PERMISSION = "bookings.change_callbackrequest"  # those who call parents back (Admissions)
+
+
+def sees_contact_details(user) -> bool:
+    """Whether this user sees parents' phones and e-mails in full; everyone else sees them masked, everywhere."""
+    return user.has_perm(CONTACT_DETAILS_PERMISSION)
+
+
+def contact_details_for(user, value: Any, region: str) -> Any:
+    """`value` (text or a structure: a tool call's arguments) as this user may see it: phones and e-mails masked
+    unless they call parents back (config.logging.mask_contact_details, as in the exports)."""
+    return value if sees_contact_details(user) else mask_contact_details(value, region)
 
 
 # --- the review queue ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
+from django.utils.translation import gettext_lazy
 
 WEEKDAY_NAMES = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _REFERENCE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: easy to read aloud
@@ -39,6 +40,9 @@ def validate_tour_times(value: list) -> None:
 def validate_weekdays(value: list) -> None:
     if not isinstance(value, list) or any(not isinstance(d, int) or not 0 <= d <= 6 for d in value):
         raise ValidationError("Closed weekdays are numbers 0 (Monday) to 6 (Sunday).")
+
+
+FALLBACK_LANGUAGE = "en"
 
 
 def all_languages() -> list[str]:
@@ -138,6 +142,11 @@ class School(models.Model):
     def tz(self) -> zoneinfo.ZoneInfo:
         return zoneinfo.ZoneInfo(self.time_zone)
 
+    def language_for(self, code: str | None) -> str:
+        """`code` if the school offers it (a language of settings.LANGUAGES), else English, every school's
+        fallback: the language a parent is answered in, and their pages are shown in."""
+        return code if code and code in (self.languages or []) and code in all_languages() else FALLBACK_LANGUAGE
+
 
 class SchoolClosure(models.Model):
     """A day the school gives no tours (public holiday, term break, event)."""
@@ -207,11 +216,12 @@ class TourBooking(models.Model):
     leaves a `TourBookingMove`. Its children are `BookingChild` rows."""
 
     class Status(models.TextChoices):
-        SCHEDULED = "scheduled", "Scheduled"
+        # Shown to the parent on the manage page too: translated.
+        SCHEDULED = "scheduled", gettext_lazy("Scheduled")
         RESCHEDULED = "rescheduled", "Moved to another booking (before moves kept the reference)"
-        CANCELLED = "cancelled", "Cancelled"
-        COMPLETED = "completed", "Completed"
-        NO_SHOW = "no_show", "No-show"
+        CANCELLED = "cancelled", gettext_lazy("Cancelled")
+        COMPLETED = "completed", gettext_lazy("Completed")
+        NO_SHOW = "no_show", gettext_lazy("No-show")
 
     reference = models.CharField(max_length=16, unique=True, editable=False)
     school = models.ForeignKey(School, on_delete=models.PROTECT, related_name="bookings")

@@ -17,13 +17,13 @@ from adminpanel.forms import FaqEntryForm
 from adminpanel.records import ReadOnlyMixin
 from adminpanel.review import ConversationAdmin
 from adminpanel.schooltime import SchoolTimeAdmin, time_column
-from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
+from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep, RejectedInbound
 
 
 def _pretty_json(value) -> str:
     if value in (None, "", {}, []):
         return "-"
-    return format_html("<pre style='margin:0;white-space:pre-wrap'>{}</pre>",
+    return format_html("<pre class='console-json'>{}</pre>",
                        json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
 
 
@@ -93,6 +93,21 @@ class ReasoningStepAdmin(SchoolTimeAdmin, StepJsonMixin, ReadOnlyMixin, admin.Mo
     @admin.display(description="Content")
     def short_content(self, obj: ReasoningStep) -> str:
         return Truncator(obj.content).chars(80)
+
+
+@admin.register(RejectedInbound)
+class RejectedInboundAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """Dead letters of the webhooks: messages of a delivery that could not be read (the rest was stored)."""
+
+    list_display = ("created_at", "channel", "reason")
+    list_filter = ("channel",)
+    date_hierarchy = "created_at"
+    fields = ("created_at", "channel", "reason", "received")
+    readonly_fields = fields
+
+    @admin.display(description="As received")
+    def received(self, obj: RejectedInbound) -> str:
+        return _pretty_json(obj.item)
 
 
 @admin.register(FaqEntry)

@@ -84,11 +84,6 @@ def detect(text: str, previous: str = "") -> str:
     return previous
 
 
-def offered(code: str, languages: list[str] | tuple[str, ...]) -> str:
-    """`code` if the school offers it, else English (the school's fallback)."""
-    return code if code in languages and code in CODES else ENGLISH
-
-
 def remember(contact: Contact, text: str) -> str:
     """The language of the contact's new message (theirs so far when it does not tell); kept on the contact."""
     language = detect(text, contact.language or ENGLISH)
@@ -100,7 +95,7 @@ def remember(contact: Contact, text: str) -> str:
 
 def reply_language(school: School, contact: Contact) -> str:
     """The language to answer the contact in: the one they last wrote in, when the school offers it."""
-    return offered(contact.language or ENGLISH, school.languages)
+    return school.language_for(contact.language or ENGLISH)
 
 
 @cache

@@ -283,5 +283,26 @@ class ReviewScenarioResult(models.Model):
         return self.runs > 0 and self.passed_runs == self.runs
 
 
+class RejectedInbound(models.Model):
+    """A dead letter: one message (or event) of a signed webhook delivery that could not be read (a field of
+    another type than the platform documents, an id longer than its column). The delivery's other messages were
+    stored and answered; the platform got its 200 (a 400 for a Chatwoot event, which carries one message), so it
+    does not deliver the same bad message forever (chatbot/channels/inbound.py)."""
+
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    reason = models.CharField(max_length=300, help_text="What could not be read.")
+    item = models.JSONField(help_text="The message as received (NUL and lone surrogates cleaned).")
+    fingerprint = models.CharField(max_length=64, help_text="SHA-256 of the item: a redelivery is kept once.")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "rejected inbound message"
+        constraints = [models.UniqueConstraint(fields=["channel", "fingerprint"], name="one_dead_letter_per_item")]
+
+    def __str__(self) -> str:
+        return f"{self.get_channel_display()}: {self.reason}"
+
+
 # Tour reminders live in their own module (chatbot/reminders/), registered with this app.
 from chatbot.reminders.models import ReminderSettings, SentReminder  # noqa: E402, F401

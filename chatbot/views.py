@@ -6,7 +6,6 @@ from django.shortcuts import get_object_or_404, render
 from django.utils import translation
 
 from bookings.models import School, TourBooking
-from chatbot import language
 from chatbot.agent.blocks import ICS_SALT
 from chatbot.calendar import calendar_file
 
@@ -21,7 +20,7 @@ def chat_page(request: HttpRequest, school_slug: str) -> HttpResponse:
     """The full-page chat, in the browser's preferred language when the school offers it (the widget then
     follows the language the parent writes in)."""
     school = get_object_or_404(School, slug=school_slug, is_active=True)
-    with translation.override(language.offered(translation.get_language_from_request(request), school.languages)):
+    with translation.override(school.language_for(translation.get_language_from_request(request))):
         return render(request, "chatbot/chat.html", {"school": school})
 
 

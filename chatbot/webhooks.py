@@ -10,6 +10,12 @@ The work behind a 200 is only "store the message and dispatch the turn", so the
 platform gets its answer in milliseconds; the reply goes out later through the
 platform's API. A 500 (database down) makes Chatwoot and Meta deliver again,
 which is safe: messages are de-duplicated on the platform's message id.
+
+Malformed input is never a 500 (chatbot/channels/inbound.py): text is cleaned of
+what no column stores (NUL, lone surrogates); a body that is not a JSON object, or
+a WhatsApp delivery whose envelope is wrong, is a 400; one unreadable message of a
+WhatsApp batch is a dead letter while the others are stored (200); an unreadable
+Chatwoot event (one message) is a dead letter and a 400.
 """
 
 import hmac
@@ -21,17 +27,26 @@ from django.views.decorators.csrf import csrf_exempt
 
 from chatbot import safejson
 from chatbot.channels import chatwoot, whatsapp
+from chatbot.channels.inbound import Malformed, clean, dead_letter
+from chatbot.models import Channel
+from config.hops import database_hop
 
 logger = logging.getLogger(__name__)
 
 
 def _json_body(request: HttpRequest) -> dict | None:
-    """The body as a JSON object; None (a 400) for anything else, over-deep nesting included."""
+    """The body as a JSON object, its text storable (inbound.clean); None (a 400) for anything else, over-deep
+    nesting included."""
     try:
         payload = safejson.loads(request.body)
     except safejson.MalformedJSON:
         return None
-    return payload if isinstance(payload, dict) else None
+    return clean(payload) if isinstance(payload, dict) else None
+
+
+def _malformed(channel: str, problem: Malformed) -> JsonResponse:
+    logger.warning("%s webhook: malformed payload (%s)", channel, problem)
+    return JsonResponse({"error": f"malformed payload: {problem}"}, status=400)
 
 
 @csrf_exempt
@@ -52,7 +67,11 @@ async def chatwoot_webhook(request: HttpRequest, secret: str) -> HttpResponse:
     payload = _json_body(request)
     if payload is None:
         return JsonResponse({"error": "the body must be a JSON object"}, status=400)
-    result = await chatwoot.handle_event(payload)
+    try:
+        result = await chatwoot.handle_event(payload)
+    except Malformed as problem:  # one event is one message: kept for staff, and refused
+        await database_hop(dead_letter)(Channel.CHATWOOT, str(problem), payload)
+        return _malformed("Chatwoot", problem)
     logger.info("Chatwoot %s: %s", payload.get("event"), result)
     return JsonResponse({"result": result})
 
@@ -77,7 +96,10 @@ async def whatsapp_webhook(request: HttpRequest) -> HttpResponse:
         return JsonResponse({"error": "the body must be a JSON object"}, status=400)
     if payload.get("object") != "whatsapp_business_account":
         return JsonResponse({"result": "ignored"})
-    results = await whatsapp.handle_payload(payload)
+    try:
+        results = await whatsapp.handle_payload(payload)
+    except Malformed as problem:  # the envelope itself: nothing in it can be read
+        return _malformed("WhatsApp", problem)
     if results:
         logger.info("WhatsApp delivery: %s", ", ".join(results))
     return JsonResponse({"results": results})

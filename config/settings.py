@@ -9,6 +9,7 @@ and the offline policy model. `.env.example` documents every variable.
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
 from adminpanel.scheduling.jobs import beat_schedule
@@ -44,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_prometheus",
+    "csp",
     "bookings",
     "crm",
     "chatbot",
@@ -56,6 +58,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django_prometheus.middleware.PrometheusBeforeMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -208,7 +211,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")  # where `collectstatic` (release) writes
 STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = DEBUG
 STORAGES = {
@@ -243,6 +246,23 @@ SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=not DEBUG)
 SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+# Content-Security-Policy (django-csp) on every page: the chat, the manage page, the admin. Scripts, styles and
+# sockets come from this site only, with no inline script or style (pages load theirs from static/); nothing may
+# frame a page. The widget embedded on a school's own site runs under that site's policy.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],  # 'self' covers the chat's ws:/wss: socket to this host (CSP level 3)
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
 
 # --- Logging: structlog, with phone numbers and e-mails masked ---------------
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO")
@@ -262,6 +282,11 @@ LOGGING = {
         "LiteLLM": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "daphne": {"level": "WARNING"},
+        # uvicorn (the Procfile's web process) writes its access log and its websocket lines ("WebSocket
+        # /ws/chat/...?visitor=...") through handlers of its own, past the masking formatter: its loggers are
+        # handed to ours, so the secrets that travel in URLs are redacted there too (config/logging.py).
+        "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "uvicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },
 }
 
@@ -312,13 +337,14 @@ EXTERNAL_HTTP_TIMEOUT_SECONDS = env.float("EXTERNAL_HTTP_TIMEOUT_SECONDS", defau
 # A send claimed this long ago by a worker that never finished it is treated as possibly done.
 EXTERNAL_CALL_CLAIM_TIMEOUT_SECONDS = env.int("EXTERNAL_CALL_CLAIM_TIMEOUT_SECONDS", default=90)
 
-# E-mail (tour reminders of web-chat parents, and the fallback of the other channels). The console backend
-# prints them by default; set EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and EMAIL_HOST etc.
-EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
-EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
-EMAIL_PORT = env.int("EMAIL_PORT", default=25)
-EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
-EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
-EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
+# E-mail (tour reminders of web-chat parents, and the fallback of the other channels), from EMAIL_URL
+# (django-environ: smtp+tls://user:password@host:587, smtp+ssl://...:465, consolemail://). Development prints them
+# (consolemail://); production without EMAIL_URL refuses to send (config/mail.py: the reminder falls back and staff
+# get a note) rather than print parents' addresses and manage links into the log, and `check --deploy` says so.
+EMAIL_URL = env.str("EMAIL_URL", default="consolemail://" if DEBUG else "")
+if EMAIL_URL:
+    globals().update(env.email_url_config(EMAIL_URL))
+else:
+    EMAIL_BACKEND = "config.mail.NotConfiguredBackend"
 EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="School tour concierge <no-reply@localhost>")

@@ -13,7 +13,7 @@ from crm.models import Activity, Child, Contact, Deal
 
 
 def _pretty_json(value) -> str:
-    return format_html("<pre style='margin:0'>{}</pre>", json.dumps(value or {}, indent=2, ensure_ascii=False,
+    return format_html("<pre class='console-json'>{}</pre>", json.dumps(value or {}, indent=2, ensure_ascii=False,
                                                                      sort_keys=True))
 
 

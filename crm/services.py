@@ -5,6 +5,7 @@ view of a booking can never disagree with the booking itself. An external CRM
 (Pipedrive) is synced from these rows afterwards.
 """
 
+import datetime as dt
 from typing import Any
 
 from django.conf import settings
@@ -147,6 +148,41 @@ def _tour_context(booking) -> dict[str, Any]:
         "tour_scheduled_time": local.strftime("%H:%M"),
         "tour_status": str(booking.status),
     }
+
+
+DETAIL_MAX_CHARS = 200
+DATE_DETAILS = ("child_dob", "child_enrollment_date_preferred")
+
+
+def _detail(value: Any, is_date: bool) -> str:
+    """A detail as text ("" when it is no text, or no date where a date belongs)."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return ""
+    text = str(value).strip()[:DETAIL_MAX_CHARS]
+    if is_date:
+        try:
+            return dt.date.fromisoformat(text).isoformat()
+        except ValueError:
+            return ""
+    return text
+
+
+def trusted_context(contact: Contact, claimed: dict[str, Any], correctable: tuple[str, ...]) -> dict[str, Any]:
+    """What may be taken of a persistent context held elsewhere (Chatwoot's custom attributes, which a website
+    visitor can set): the `correctable` details, as text (a date only when it is one), and a tour or a call back
+    only when it is this contact's own, with the values of its record (another parent's reference is ignored).
+    The rest (Pipedrive ids, statuses, times) is ours and never taken from outside."""
+    taken = {key: _detail(claimed.get(key), key in DATE_DETAILS) for key in correctable}
+    taken = {key: value for key, value in taken.items() if value}
+    reference = _detail(claimed.get("tour_booking_id"), False)
+    booking = contact.tour_bookings.select_related("school").filter(reference=reference).first() if reference else None
+    if booking is not None:
+        taken.update(_tour_context(booking))
+    reference = _detail(claimed.get("callback_id"), False)
+    callback = contact.callbacks.filter(reference=reference).first() if reference else None
+    if callback is not None:
+        taken.update(_callback_context(callback))
+    return taken
 
 
 def _queue_pipedrive_sync(contact_id: int) -> None:

@@ -14,7 +14,7 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 _OVERRIDABLE = (
     "DEBUG", "SECRET_KEY", "ALLOWED_HOSTS", "CSRF_TRUSTED_ORIGINS", "SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE",
     "CSRF_COOKIE_SECURE", "SECURE_HSTS_SECONDS", "SECURE_HSTS_INCLUDE_SUBDOMAINS", "SECURE_HSTS_PRELOAD",
-    "DJANGO_SETTINGS_MODULE",
+    "DJANGO_SETTINGS_MODULE", "EMAIL_URL",
 )
 
 
@@ -26,6 +26,7 @@ def production_env(**overrides: str) -> dict[str, str]:
         SECRET_KEY=secrets.token_urlsafe(64),
         ALLOWED_HOSTS="school.example",
         LITELLM_LOCAL_MODEL_COST_MAP="True",
+        EMAIL_URL="smtp+tls://concierge:pw@mail.school.example:587",
     )
     env.update(overrides)
     return {key: value for key, value in env.items() if value is not None}
@@ -42,6 +43,23 @@ def test_check_deploy_reports_no_issues():
     result = manage("check", "--deploy", "--fail-level", "WARNING", env=production_env())
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
+
+
+@pytest.mark.parametrize("email_url", [None, "consolemail://", "dummymail://"])
+def test_check_deploy_fails_when_production_would_not_send_its_emails(email_url):
+    """Without EMAIL_URL (or with one that prints or drops) reminders never reach parents, and the console
+    backend would print their addresses and manage links into the worker's log."""
+    result = manage("check", "--deploy", env=production_env(EMAIL_URL=email_url))
+    assert result.returncode != 0
+    assert "crm.E001" in result.stdout + result.stderr
+
+
+def test_email_comes_from_email_url():
+    values = read_settings("s.EMAIL_BACKEND, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_USE_TLS", production_env())
+    assert values == "django.core.mail.backends.smtp.EmailBackend mail.school.example 587 True"
+    assert read_settings("s.EMAIL_BACKEND", production_env(EMAIL_URL=None)) == "config.mail.NotConfiguredBackend"
+    development = production_env(EMAIL_URL=None, DEBUG="True")
+    assert read_settings("s.EMAIL_BACKEND", development) == "django.core.mail.backends.console.EmailBackend"
 
 
 def read_settings(expression: str, env: dict[str, str]) -> str:

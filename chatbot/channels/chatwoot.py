@@ -31,6 +31,7 @@ from django.utils.translation import gettext, gettext_lazy
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
+from chatbot.channels.inbound import clean, ident, items, obj, objects, string
 from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options, queue_task, reply_text
 from chatbot.language import ENGLISH, reply_language
 from chatbot.models import Channel, Conversation, Message
@@ -41,7 +42,7 @@ from config.redis import get_redis
 from crm.external.http import ApiClient, ExternalError, call, make_client
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Contact
-from crm.services import find_or_create_contact, update_persistent_context
+from crm.services import find_or_create_contact, trusted_context, update_persistent_context
 
 logger = logging.getLogger(__name__)
 
@@ -274,8 +275,11 @@ def _clean_attributes(attributes: dict) -> dict:
 
 
 def merge_into_context(contact: Contact, attributes: dict) -> dict:
-    """Session start: Chatwoot's custom attributes into the contact's persistent context (see CHATWOOT_WINS)."""
-    incoming = _clean_attributes(attributes)
+    """Session start: Chatwoot's custom attributes into the contact's persistent context (see CHATWOOT_WINS).
+
+    A website visitor can set them: only what crm.services.trusted_context takes is read (clean details, and a
+    tour or call back only when it is this contact's own)."""
+    incoming = trusted_context(contact, clean(attributes) if isinstance(attributes, dict) else {}, CHATWOOT_WINS)
     current = Contact.objects.values_list("context", flat=True).get(pk=contact.pk) or {}
     changes = {k: v for k, v in incoming.items()
                if (k in CHATWOOT_WINS and current.get(k) != v) or current.get(k) in (None, "")}
@@ -504,8 +508,48 @@ def _greet(payload: dict) -> str:
     return "greeted"
 
 
+ID_MAX = 20  # Chatwoot's ids are integers (a bigint has at most 20 digits); "<account>:<conversation>" fits 64
+
+
+def _person(value: Any, what: str) -> None:
+    person = obj(value, what)
+    ident(person.get("id"), f"{what}.id", ID_MAX)
+    obj(person.get("custom_attributes"), f"{what}.custom_attributes")
+    for field in ("name", "email", "phone_number", "type"):
+        string(person.get(field), f"{what}.{field}")
+
+
+def check_event(payload: dict) -> None:
+    """Raise Malformed when a field this module reads is not of the type Chatwoot sends, or an id is longer than
+    its column: the event is then refused whole (it carries one message)."""
+    ident(payload.get("id"), "id", ID_MAX)
+    ident(payload.get("account_id"), "account_id", ID_MAX)
+    for what in ("event", "content", "message_type", "status"):
+        string(payload.get(what), what)
+    _person(payload.get("sender"), "sender")
+    _person(payload.get("contact"), "contact")
+    for what in ("account", "inbox"):
+        ident(obj(payload.get(what), what).get("id"), f"{what}.id", ID_MAX)
+    objects(payload.get("attachments"), "attachments")
+    items(obj(payload.get("content_attributes"), "content_attributes").get("submitted_values"), "submitted_values")
+    items(payload.get("changed_attributes"), "changed_attributes")
+    for message in objects(payload.get("messages"), "messages"):  # a conversation event is the conversation
+        ident(message.get("account_id"), "messages.account_id", ID_MAX)
+    for what in ("conversation", "current_conversation"):
+        conversation = obj(payload.get(what), what)
+        for field in ("id", "inbox_id", "account_id"):
+            ident(conversation.get(field), f"{what}.{field}", ID_MAX)
+        string(conversation.get("channel"), f"{what}.channel")
+        string(conversation.get("status"), f"{what}.status")
+        ident(obj(conversation.get("account"), f"{what}.account").get("id"), f"{what}.account.id", ID_MAX)
+        for message in objects(conversation.get("messages"), f"{what}.messages"):
+            ident(message.get("account_id"), f"{what}.messages.account_id", ID_MAX)
+        _person(obj(conversation.get("meta"), f"{what}.meta").get("sender"), f"{what}.meta.sender")
+
+
 async def handle_event(payload: dict) -> str:
-    """Act on one agent-bot event; returns a short description of what was done."""
+    """Act on one agent-bot event; returns a short description of what was done. Malformed: see check_event."""
+    check_event(payload)
     event = payload.get("event")
     if event == "message_created":
         return await _message_created(payload)

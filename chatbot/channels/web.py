@@ -32,6 +32,7 @@ from bookings.models import School
 from chatbot import language, safejson, selectors
 from chatbot.channels import limits
 from chatbot.channels.base import TurnObserver, register_observer
+from chatbot.channels.inbound import clean, storable
 from chatbot.channels.limits import client_address
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import Received, answer_or_queue, receive, store_received
@@ -369,10 +370,14 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             await self._error("unknown_type", f"Unknown message type {kind!r}. Use \"message\" or \"ping\".")
 
     async def _on_message(self, content: dict) -> None:
-        text, client_id = content.get("text"), str(content.get("client_id") or "")[:64]
+        text, client_id = content.get("text"), clean(str(content.get("client_id") or "")[:64])
         with translation.override(self.spoken):
             if not isinstance(text, str) or not text.strip():
                 await self._error("empty", gettext("Please type a message."), client_id)
+                return
+            if not storable(text):  # NUL or a lone surrogate: no database stores it, and the widget would resend it
+                await self._error("bad_text", gettext("Sorry, I couldn't read some characters of that message. "
+                                                      "Please type it again."), client_id)
                 return
             if len(text) > settings.CHAT_MAX_MESSAGE_CHARS:
                 await self._error("too_long", gettext("That message is too long: please keep it under %(chars)s "

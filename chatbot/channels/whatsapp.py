@@ -19,6 +19,7 @@ import hashlib
 import hmac
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.utils import translation
@@ -27,6 +28,7 @@ from django.utils.translation import gettext, gettext_lazy
 from bookings.models import School
 from chatbot import handoff
 from chatbot.channels.base import TurnObserver, register_observer
+from chatbot.channels.inbound import Malformed, dead_letter, ident, items, obj, objects, string
 from chatbot.channels.outbound import Sender, choice_options, queue_task, reply_text
 from chatbot.language import ENGLISH
 from chatbot.models import Channel, Conversation, Message
@@ -53,6 +55,10 @@ def valid_signature(body: bytes, header: str, secret: str) -> bool:
     return hmac.compare_digest(expected, header.strip())
 
 
+# "<phone number id>:<wa_id>" fits Conversation.external_id (64); a message id fits Message.channel_message_id.
+PHONE_NUMBER_ID_MAX, WA_ID_MAX, MESSAGE_ID_MAX = 31, 32, 128
+
+
 @dataclass
 class Inbound:
     phone_number_id: str
@@ -62,39 +68,73 @@ class Inbound:
     text: str
 
 
+@dataclass
+class Rejected:
+    """A message of the delivery that could not be read (kept as a dead letter)."""
+
+    reason: str
+    item: Any
+
+
 def _text(message: dict) -> str:
-    kind = message.get("type")
+    kind = string(message.get("type"), "type")
     if kind == "text":
-        return str((message.get("text") or {}).get("body") or "")
+        return string(obj(message.get("text"), "text").get("body"), "text.body")
     if kind == "interactive":
-        interactive = message.get("interactive") or {}
-        reply = interactive.get("button_reply") or interactive.get("list_reply") or {}
-        reply_id, title = str(reply.get("id") or "").strip(), str(reply.get("title") or "").strip()
+        interactive = obj(message.get("interactive"), "interactive")
+        reply = obj(interactive.get("button_reply"), "button_reply") or obj(interactive.get("list_reply"),
+                                                                             "list_reply")
+        reply_id, title = string(reply.get("id"), "reply id").strip(), string(reply.get("title"), "reply title").strip()
         # Our ids are the readable choice itself ("Wednesday 2026-11-25 at 09:00"); an opaque id
         # (someone else's button) falls back to the title the parent saw.
         return reply_id if " " in reply_id else (title or reply_id)
     if kind == "button":
-        button = message.get("button") or {}
-        return str(button.get("text") or button.get("payload") or "")
+        button = obj(message.get("button"), "button")
+        return string(button.get("text"), "button text") or string(button.get("payload"), "button payload")
     return f"[sent {kind or 'a message'}]"
 
 
-def parse(payload: dict) -> list[Inbound]:
-    """The parents' messages in one webhook delivery (several entries/changes may be batched); statuses skipped."""
-    found = []
-    for entry in payload.get("entry") or []:
-        for change in entry.get("changes") or []:
+def _names(contacts: Any) -> dict[str, str]:
+    """wa_id -> profile name. A contact that cannot be read is left out: the name only greets the parent."""
+    names = {}
+    for contact in items(contacts, "contacts"):
+        try:
+            profile = obj(obj(contact, "contact").get("profile"), "profile")
+            names[string(contact.get("wa_id"), "wa_id")] = string(profile.get("name"), "profile name")
+        except Malformed:
+            continue
+    return names
+
+
+def _inbound(phone_number_id: str, names: dict[str, str], message: Any) -> Inbound:
+    message = obj(message, "message")
+    message_id = ident(message.get("id"), "message id", MESSAGE_ID_MAX)
+    sender = ident(message.get("from"), "from", WA_ID_MAX)
+    if not message_id or not sender:
+        raise Malformed("a message without an id or a sender")
+    return Inbound(phone_number_id, sender, names.get(sender, ""), message_id,
+                   _text(message).strip()[: settings.CHAT_MAX_MESSAGE_CHARS])
+
+
+def parse(payload: dict) -> tuple[list[Inbound], list[Rejected]]:
+    """The parents' messages in one webhook delivery (several entries/changes may be batched; statuses
+    skipped), and those that could not be read. An envelope (entry, changes, value, metadata) of the wrong
+    shape raises Malformed: nothing in it can be trusted."""
+    found, rejected = [], []
+    for entry in objects(payload.get("entry"), "entry"):
+        for change in objects(entry.get("changes"), "changes"):
             if change.get("field") != "messages":
                 continue
-            value = change.get("value") or {}
-            phone_number_id = str((value.get("metadata") or {}).get("phone_number_id") or "")
-            names = {c.get("wa_id"): (c.get("profile") or {}).get("name", "") for c in value.get("contacts") or []}
-            for message in value.get("messages") or []:
-                if not message.get("id") or not message.get("from"):
-                    continue
-                found.append(Inbound(phone_number_id, str(message["from"]), str(names.get(message["from"]) or ""),
-                                     str(message["id"]), _text(message).strip()[: settings.CHAT_MAX_MESSAGE_CHARS]))
-    return found
+            value = obj(change.get("value"), "value")
+            phone_number_id = ident(obj(value.get("metadata"), "metadata").get("phone_number_id"),
+                                    "phone_number_id", PHONE_NUMBER_ID_MAX)
+            names = _names(value.get("contacts"))
+            for message in items(value.get("messages"), "messages"):
+                try:
+                    found.append(_inbound(phone_number_id, names, message))
+                except Malformed as problem:
+                    rejected.append(Rejected(str(problem), message))
+    return found, rejected
 
 
 # --- the Graph API client ---------------------------------------------------------
@@ -213,8 +253,13 @@ async def handle_payload(payload: dict) -> list[str]:
     """Store and dispatch every parent message of one delivery; returns what happened to each."""
     from chatbot.channels.worker import dispatch
 
+    found, rejected = parse(payload)
     results = []
-    for inbound in parse(payload):
+    for bad in rejected:
+        logger.warning("WhatsApp message dead-lettered: %s", bad.reason)
+        await database_hop(dead_letter)(Channel.WHATSAPP, bad.reason, bad.item)
+        results.append(f"rejected: {bad.reason}")
+    for inbound in found:
         school = await database_hop(_school_for)(inbound.phone_number_id)
         if school is None:
             logger.warning("WhatsApp message for phone number id %s, which no school has: ignored",

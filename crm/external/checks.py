@@ -1,7 +1,7 @@
 """System checks for the integration settings: catch a setup that would silently never answer."""
 
 from django.conf import settings
-from django.core.checks import Warning, register
+from django.core.checks import Error, Warning, register
 
 
 @register()
@@ -22,3 +22,23 @@ def integration_settings(app_configs, **kwargs) -> list:
             "WHATSAPP_TOKEN is set without WHATSAPP_APP_SECRET: every WhatsApp webhook will be refused (403).",
             id="crm.W003"))
     return problems
+
+
+# Backends that deliver nothing: they print, file, keep or drop the message (or, ours, refuse it).
+_UNDELIVERED_EMAIL = {
+    "django.core.mail.backends.console.EmailBackend": "prints every e-mail (addresses, manage links) into the log",
+    "django.core.mail.backends.filebased.EmailBackend": "writes every e-mail to a file",
+    "django.core.mail.backends.locmem.EmailBackend": "keeps every e-mail in memory",
+    "django.core.mail.backends.dummy.EmailBackend": "drops every e-mail",
+    "config.mail.NotConfiguredBackend": "is not configured (EMAIL_URL is empty): no tour reminder can go out",
+}
+
+
+@register("email", deploy=True)
+def email_delivery(app_configs, **kwargs) -> list:
+    """`check --deploy`: production must send its e-mails, not print them into the worker's log."""
+    problem = _UNDELIVERED_EMAIL.get(settings.EMAIL_BACKEND)
+    if settings.DEBUG or problem is None:
+        return []
+    return [Error(f"E-mail {problem} ({settings.EMAIL_BACKEND}).",
+                  hint="Set EMAIL_URL, e.g. smtp+tls://user:password@mail.example:587.", id="crm.E001")]

@@ -382,9 +382,10 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             refused = await limits.allow_message(school_id=self.school.pk, visitor=self.visitor,
                                                  address=self.address)
             if refused:
-                logger.info("web chat message refused by the %s limit", refused)
-                await self._error("rate_limited", gettext("You're sending messages very quickly. Please wait a "
-                                                          "minute and I'll be right with you."), client_id)
+                logger.info("web chat message refused by the %s limit", refused.scope)
+                await self._error("rate_limited", gettext("You're sending messages very quickly. I'll send this "
+                                                          "one for you in a moment."), client_id,
+                                  retry_after=refused.retry_after)
                 return
         task = asyncio.create_task(self._deliver(text.strip(), client_id))
         self.tasks.add(task)
@@ -410,8 +411,8 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         if not first.duplicate:
             await answer_or_queue(first)
 
-    async def _error(self, code: str, text: str, client_id: str = "") -> None:
-        await self.send_json({"type": "error", "code": code, "text": text, "client_id": client_id})
+    async def _error(self, code: str, text: str, client_id: str = "", **fields) -> None:
+        await self.send_json({"type": "error", "code": code, "text": text, "client_id": client_id, **fields})
 
     async def chat_event(self, event: dict) -> None:
         self.spoken = event["payload"].get("language") or self.spoken

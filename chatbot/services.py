@@ -307,6 +307,7 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
         first = False
         release = _ReleaseAndLook(lock, contact_id)
         lease = asyncio.ensure_future(_keep_lease(lock, school_id, contact_id))
+        running_here.add((school_id, contact_id))
         try:
             if start is not None and start.opened_now:
                 if start.error is not None:
@@ -320,6 +321,7 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
                 failures = await _answer_or_give_back(opened, release, failures)
         finally:
             lease.cancel()
+            running_here.discard((school_id, contact_id))
             if not release.done:
                 await _release(lock)
         if not (release.pending if release.done else await database_hop(hotpath.has_unanswered)(contact_id)):
@@ -371,6 +373,11 @@ def _acquire_now(lock, school_id: int, contact_id: int, queue: str) -> tuple[boo
 def _without_lock(exc: RedisError) -> tuple[bool, None]:
     logger.warning("Redis unreachable (%s): answering without the session lock", exc)
     return True, None
+
+
+# (school, contact) of the turns running in this process: a lease of theirs that lapsed (the process stalled) is not
+# this process's to take over (`chatbot.channels.worker.take_over_lapsed_turns`); its turn is still running.
+running_here: set[tuple[int, int]] = set()
 
 
 async def _keep_lease(lock, school_id: int, contact_id: int) -> None:

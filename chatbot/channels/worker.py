@@ -47,7 +47,7 @@ from redis.exceptions import RedisError
 from chatbot import handoff
 from chatbot.agent import memory
 from chatbot.models import Channel, Conversation, Message
-from chatbot.services import answer_message, answered_since_taken, give_back_lapsed
+from chatbot.services import answer_message, answered_since_taken, give_back_lapsed, running_here
 from config.hops import database_hop
 from config.redis import get_redis
 from crm.external.tasks import record_failure
@@ -147,10 +147,12 @@ def _take_over(lock, school_id: int, contact_id: int) -> int | None:
 
 async def take_over_lapsed_turns() -> list[int]:
     """Take over the turns whose lease lapsed (their process died mid-turn), each contact on a database hop of its
-    own at once: the message to dispatch for each. Raises RedisError, and the database's errors."""
+    own at once: the message to dispatch for each. A turn still running in this process is left to finish.
+    Raises RedisError, and the database's errors."""
+    lapsed = [pair for pair in await memory.lapsed_leases() if pair not in running_here]
     taken = await asyncio.gather(*(database_hop(_take_over)(memory.session_lock(school_id, contact_id), school_id,
                                                             contact_id)
-                                   for school_id, contact_id in await memory.lapsed_leases()))
+                                   for school_id, contact_id in lapsed))
     return [first for first in taken if first is not None]
 
 

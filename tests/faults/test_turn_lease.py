@@ -106,6 +106,8 @@ def test_a_worker_killed_mid_turn_is_taken_over_within_seconds(client, provider,
         post(client, "And is it air-conditioned?", 0)  # arrives while the dead worker's lease still holds
         sent = PARENTS + 1
         wait_for(_every_parent_answered, 60, "the replacement to answer every parent")
+        wait_for(lambda: len(chatwoot.posted) >= Message.objects.filter(role="assistant").exclude(text="").count(),
+                 60, "every reply to be posted")
         time.sleep(2 * django_settings.TURN_RECOVERY_INTERVAL_SECONDS)  # nothing else comes
     finally:
         first.stop()

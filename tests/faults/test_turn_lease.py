@@ -95,10 +95,10 @@ def test_a_worker_killed_mid_turn_is_taken_over_within_seconds(client, provider,
         for parent in range(PARENTS):
             post(client, f"Do you have a school bus? (parent {parent})", parent)
         wait_for(lambda: provider.landed >= PARENTS, 60, "every turn to be waiting for the model")
-        # The replacement is up before the kill (a rolling restart, or a second worker), so the figures are the
-        # take-over's, not a process start's.
+        # The replacement is up (and warmed up: it loads its models after it starts listening) before the kill,
+        # as in a rolling restart or with a second worker, so the figures are the take-over's, not a start's.
         second = AgentWorkerProcess(env, tmp_path / "second.log")
-        wait_for(lambda: "Running worker" in second.output(), 60, "the replacement worker to start")
+        wait_for(lambda: "warm-up:" in second.output(), 90, "the replacement worker to start and warm up")
         os.killpg(first.process.pid, signal.SIGKILL)
         first.process.wait(10)
         killed_at = timezone.now()

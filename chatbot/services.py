@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 from redis.exceptions import RedisError
@@ -23,7 +24,7 @@ from bookings.models import School
 from chatbot import handoff, hotpath, language, outcomes
 from chatbot.agent import loop, memory
 from chatbot.channels.base import observer_for
-from chatbot.models import Conversation, FaqEntry, Message
+from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 from chatbot.text import without_nul
 from config import rows
 from config.hops import database_hop
@@ -305,6 +306,8 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
             return not first  # after a first round: the turn holding the lock answers what is left
         first = False
         release = _ReleaseAndLook(lock, contact_id)
+        lease = asyncio.ensure_future(_keep_lease(lock, school_id, contact_id))
+        running_here.add((school_id, contact_id))
         try:
             if start is not None and start.opened_now:
                 if start.error is not None:
@@ -317,6 +320,8 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
             if opened is not None:
                 failures = await _answer_or_give_back(opened, release, failures)
         finally:
+            lease.cancel()
+            running_here.discard((school_id, contact_id))
             if not release.done:
                 await _release(lock)
         if not (release.pending if release.done else await database_hop(hotpath.has_unanswered)(contact_id)):
@@ -368,6 +373,49 @@ def _acquire_now(lock, school_id: int, contact_id: int, queue: str) -> tuple[boo
 def _without_lock(exc: RedisError) -> tuple[bool, None]:
     logger.warning("Redis unreachable (%s): answering without the session lock", exc)
     return True, None
+
+
+# (school, contact) of the turns running in this process: a lease of theirs that lapsed (the process stalled) is not
+# this process's to take over (`chatbot.channels.worker.take_over_lapsed_turns`); its turn is still running.
+running_here: set[tuple[int, int]] = set()
+
+
+async def _keep_lease(lock, school_id: int, contact_id: int) -> None:
+    """Renew the session lock's lease every third of SESSION_LOCK_TTL_SECONDS while the turn runs (cancelled when
+    it ends): a live turn keeps its contact however long its model calls take, and a dead one's lapses within
+    the lease, for another worker to take over (`chatbot.channels.worker.take_over_lapsed_turns`)."""
+    while True:
+        await asyncio.sleep(settings.SESSION_LOCK_TTL_SECONDS / 3)
+        try:
+            renewed = await memory.renew_lease(lock, school_id, contact_id)
+        except RedisError as exc:  # nothing can take the turn over while Redis is away either
+            logger.warning("could not renew the session lock %s (%s); trying again", lock.name, exc)
+            continue
+        if renewed is None:  # released, or never taken (Redis was unreachable)
+            return
+        if not renewed:
+            logger.error("session lock %s lapsed before its turn ended (the process stalled past its lease); "
+                         "another worker may answer the same messages", lock.name)
+            return
+
+
+def answered_since_taken() -> Exists:
+    """For a parent's message (the outer query's): its conversation has an answer stored since a turn took it."""
+    return Exists(ReasoningStep.objects.filter(message__conversation=OuterRef("conversation"),
+                                               kind=ReasoningStep.Kind.ANSWER,
+                                               created_at__gte=OuterRef("processed_at")))
+
+
+def give_back_lapsed(contact_id: int) -> int | None:
+    """Under the contact's session lock, taken over from a turn whose lease lapsed (its process died): the
+    messages that turn took without storing an answer after are unanswered again. Returns the contact's oldest
+    unanswered message (to dispatch its turn), or None when nothing is left to answer."""
+    theirs = Message.objects.filter(role=Message.Role.USER, conversation__contact_id=contact_id,
+                                    conversation__status=Conversation.Status.ACTIVE, handled_by_staff=False)
+    given_back = theirs.filter(processed_at__isnull=False).filter(~answered_since_taken()).update(processed_at=None)
+    if given_back:
+        logger.warning("a turn of contact %s died mid-turn: %d message(s) given back", contact_id, given_back)
+    return theirs.filter(processed_at__isnull=True).order_by("created_at", "id").values_list("pk", flat=True).first()
 
 
 async def _release(lock) -> None:

@@ -6,6 +6,7 @@ SQLite, the in-memory channel layer, an in-process Redis stand-in, eager Celery
 and the offline policy model. `.env.example` documents every variable.
 """
 
+import datetime as dt
 from pathlib import Path
 
 import environ
@@ -50,6 +51,8 @@ INSTALLED_APPS = [
     "crm",
     "chatbot",
     "adminpanel",
+    # Admin login throttling: failed attempts per username and address, locked out past AXES_FAILURE_LIMIT.
+    "axes",
     # After chatbot: its `runworker` (the agent worker that reconnects to Redis and PostgreSQL) replaces
     # channels' own (Django takes a command from the first app that has it).
     "channels",
@@ -67,7 +70,23 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_prometheus.middleware.PrometheusAfterMiddleware",
+    # Last, as django-axes asks: it answers a locked-out login with 429.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# django-axes first: it refuses a locked-out username + address before the password is even checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Admin login throttling (issue 26: 40 wrong passwords in a row met no delay). A username tried from one address
+# is locked out after AXES_FAILURE_LIMIT failures in a row, for AXES_COOLOFF_MINUTES (the pair, not the username
+# alone: a stranger cannot lock a member of staff out from elsewhere). Staff unlock it by deleting the "Access
+# attempts" row in the admin, or `manage.py axes_reset_username <name>`. A success resets the count.
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "config.urls"
 ASGI_APPLICATION = "config.asgi.application"
@@ -178,11 +197,19 @@ LLM_MAX_CYCLES = env.int("LLM_MAX_CYCLES", default=5)
 LLM_PROMPT_TOKEN_BUDGET = env.int("LLM_PROMPT_TOKEN_BUDGET", default=600)
 LANGSMITH_API_KEY = env.str("LANGSMITH_API_KEY", default="")
 ACTIVE_CONTEXT_TTL_SECONDS = env.int("ACTIVE_CONTEXT_TTL_SECONDS", default=3600)
-SESSION_LOCK_TTL_SECONDS = env.int("SESSION_LOCK_TTL_SECONDS", default=120)
+# The session lock is a lease: a running turn renews it every third of this (chatbot.services._keep_lease), so
+# a turn whose process died leaves it to lapse within these seconds, and the agent worker takes the turn over.
+SESSION_LOCK_TTL_SECONDS = env.int("SESSION_LOCK_TTL_SECONDS", default=9)
 CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=2000)
-# Abuse limits of the web chat, moving windows of one minute (the `limits` library, in Redis when REDIS_URL is
-# set): messages per contact, per client address and per school, and socket handshakes per client address.
-CHAT_RATE_LIMIT_PER_MINUTE = env.int("CHAT_RATE_LIMIT_PER_MINUTE", default=10)
+# A web chat visitor token unused this long (each connection signs it afresh) no longer resumes the visitor's
+# contact and conversations: that browser starts as a new visitor.
+VISITOR_TOKEN_MAX_AGE_DAYS = env.int("VISITOR_TOKEN_MAX_AGE_DAYS", default=90)
+# Abuse limits of the web chat (chatbot/channels/limits.py, in Redis when REDIS_URL is set). Per visitor a token
+# bucket: a burst of 20 messages (a parent's clicks, quick replies and typing in a flurry), then one every 3 s
+# (20 a minute, above ordinary chat's one every five seconds). Per client address and per school, and socket
+# handshakes per client address: moving windows of one minute (the `limits` library).
+CHAT_VISITOR_BURST = env.int("CHAT_VISITOR_BURST", default=20)
+CHAT_VISITOR_REFILL_SECONDS = env.float("CHAT_VISITOR_REFILL_SECONDS", default=3.0)
 CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE = env.int("CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE", default=30)
 CHAT_RATE_LIMIT_PER_SCHOOL_PER_MINUTE = env.int("CHAT_RATE_LIMIT_PER_SCHOOL_PER_MINUTE", default=600)
 CHAT_HANDSHAKES_PER_ADDRESS_PER_MINUTE = env.int("CHAT_HANDSHAKES_PER_ADDRESS_PER_MINUTE", default=30)
@@ -331,7 +358,10 @@ AGENT_WORKER = env.bool("AGENT_WORKER", default=bool(REDIS_URL))
 AGENT_WORKER_CONCURRENCY = env.int("AGENT_WORKER_CONCURRENCY", default=200)
 # How long an agent turn waits out a database outage (retrying with backoff) before leaving it to the sweeper.
 AGENT_DATABASE_WAIT_SECONDS = env.int("AGENT_DATABASE_WAIT_SECONDS", default=300)
-# Seconds before an inbound message nobody answered is dispatched again by the sweeper.
+# How often each agent worker looks for turns whose lease lapsed (a dead process's) and takes them over.
+TURN_RECOVERY_INTERVAL_SECONDS = env.float("TURN_RECOVERY_INTERVAL_SECONDS", default=2.0)
+# Seconds before an inbound message nobody answered is dispatched again by the sweeper (the fallback when
+# Redis, which holds the leases, was unreachable).
 INBOUND_REDISPATCH_AFTER_SECONDS = env.int("INBOUND_REDISPATCH_AFTER_SECONDS", default=120)
 EXTERNAL_HTTP_TIMEOUT_SECONDS = env.float("EXTERNAL_HTTP_TIMEOUT_SECONDS", default=10.0)
 # A send claimed this long ago by a worker that never finished it is treated as possibly done.

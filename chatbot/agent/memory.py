@@ -4,9 +4,13 @@
 - `react_context:{school}_{contact}:lock`   the session lock: one turn per contact at a time
 - `react_context:{school}_{contact}:queue`  messages that arrived while a turn was running
 - `new_messages:{school}_{contact}`         flag: the queue has something
+- `react_context:leases`                    every running turn's lease: member `{school}_{contact}`, scored
+                                            with when its lock lapses unless renewed (epoch milliseconds)
 
-The lock is its own key because the active context outlives a turn. The queue and
-its flag tell the turn releasing the lock that a message is waiting (a running turn
+The lock is its own key because the active context outlives a turn. It is a lease: the running turn renews it
+(`renew_lease`) every third of SESSION_LOCK_TTL_SECONDS; a turn whose process died lets it lapse, and the
+leases set tells any agent worker which contacts' turns lapsed (`lapsed_leases`) without reading the database.
+The queue and its flag tell the turn releasing the lock that a message is waiting (a running turn
 reads the database for it); the database (messages without `processed_at`) is the
 truth, so a lost Redis never loses a message. That is why everything here but the
 lock survives Redis being unreachable (a restart, a failover): the active task
@@ -17,6 +21,7 @@ raises; `chatbot.services` decides what then.
 import contextlib
 import json
 import logging
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -51,6 +56,18 @@ def queue_key(school_id: int, contact_id: int) -> str:
 
 def flag_key(school_id: int, contact_id: int) -> str:
     return f"new_messages:{school_id}_{contact_id}"
+
+
+LEASES_KEY = "react_context:leases"
+
+
+def lease_member(school_id: int, contact_id: int) -> str:
+    return f"{school_id}_{contact_id}"
+
+
+def _lease_ends() -> int:
+    """When a lease taken or renewed now lapses, in epoch milliseconds (the leases set's score)."""
+    return int(time.time() * 1000) + int(settings.SESSION_LOCK_TTL_SECONDS * 1000)
 
 
 @dataclass
@@ -148,12 +165,16 @@ def session_lock(school_id: int, contact_id: int):
     )
 
 
-# Take the session lock (KEYS[1]) and read the active context (KEYS[2]); or, when another turn holds the lock,
-# queue the message given (ARGV[3], if any) for that turn: RPUSH to the queue (KEYS[3]) and raise the flag (KEYS[4]).
+# Take the session lock (KEYS[1]), record its lease (ARGV[6] scored ARGV[5] in KEYS[5]) and read the active context
+# (KEYS[2]); or, when another turn holds the lock, queue the message given (ARGV[3], if any) for that turn: RPUSH to
+# the queue (KEYS[3]) and raise the flag (KEYS[4]).
 # One script, so the turn releasing the lock at that moment cannot miss the message: _RELEASE reads the flag in
 # the same step as it releases. (EVAL, not a registered script: no SCRIPT EXISTS round trip first.)
 _TAKE_OR_QUEUE = """
-if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return {1, redis.call('get', KEYS[2])} end
+if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  redis.call('zadd', KEYS[5], ARGV[5], ARGV[6])
+  return {1, redis.call('get', KEYS[2])}
+end
 if ARGV[3] ~= '' then
   redis.call('rpush', KEYS[3], ARGV[3])
   redis.call('expire', KEYS[3], ARGV[4])
@@ -172,9 +193,9 @@ def _take_arguments(lock, school_id: int, contact_id: int, entry: str) -> tuple[
     """A new lock token, and the EVAL arguments of _TAKE_OR_QUEUE."""
     token = uuid.uuid4().hex
     keys = [lock.name, context_key(school_id, contact_id), queue_key(school_id, contact_id),
-            flag_key(school_id, contact_id)]
+            flag_key(school_id, contact_id), LEASES_KEY]
     return token, [_TAKE_OR_QUEUE, len(keys), *keys, token, int(settings.SESSION_LOCK_TTL_SECONDS * 1000), entry,
-                   settings.ACTIVE_CONTEXT_TTL_SECONDS]
+                   settings.ACTIVE_CONTEXT_TTL_SECONDS, _lease_ends(), lease_member(school_id, contact_id)]
 
 
 def _taken(lock, token: str, reply: list) -> tuple[bool, str | None]:
@@ -199,15 +220,19 @@ def take_session_now(lock, school_id: int, contact_id: int, entry: str = "") -> 
     return _taken(lock, token, get_redis().eval(*arguments))
 
 
-# Save the active context (ARGV[2] to KEYS[2], unless empty), release the lock (KEYS[1]) if it still holds our
-# token (ARGV[1]), and say whether a message was queued for this turn meanwhile (the flag, KEYS[3]); with a
-# KEYS[4], also read the members of that sorted set scored from ARGV[4] on (a channel layer's group).
+# Save the active context (ARGV[2] to KEYS[2], unless empty), release the lock (KEYS[1]) and drop its lease
+# (ARGV[5] from KEYS[4]) if it still holds our token (ARGV[1]), and say whether a message was queued for this turn
+# meanwhile (the flag, KEYS[3]); with a KEYS[5], also read the members of that sorted set scored from ARGV[4] on
+# (a channel layer's group).
 _RELEASE = """
 if ARGV[2] ~= '' then redis.call('set', KEYS[2], ARGV[2], 'EX', ARGV[3]) end
 local released = 0
-if ARGV[1] ~= '' and redis.call('get', KEYS[1]) == ARGV[1] then released = redis.call('del', KEYS[1]) end
+if ARGV[1] ~= '' and redis.call('get', KEYS[1]) == ARGV[1] then
+  released = redis.call('del', KEYS[1])
+  redis.call('zrem', KEYS[4], ARGV[5])
+end
 local members = {}
-if KEYS[4] then members = redis.call('zrangebyscore', KEYS[4], ARGV[4], '+inf') end
+if KEYS[5] then members = redis.call('zrangebyscore', KEYS[5], ARGV[4], '+inf') end
 return {released, redis.call('exists', KEYS[3]), members}
 """
 
@@ -223,10 +248,11 @@ def save_and_release(active: ActiveContext, lock, group: tuple[bytes | str, int]
     token, lock.local.token = lock.local.token, None
     data = active.unsaved_json()
     keys = [lock.name, context_key(active.school_id, active.contact_id),
-            flag_key(active.school_id, active.contact_id), *([group[0]] if group else [])]
+            flag_key(active.school_id, active.contact_id), LEASES_KEY, *([group[0]] if group else [])]
     try:
         released, flagged, members = get_redis().eval(_RELEASE, len(keys), *keys, token or "", data,
-                                                      settings.ACTIVE_CONTEXT_TTL_SECONDS, group[1] if group else 0)
+                                                      settings.ACTIVE_CONTEXT_TTL_SECONDS, group[1] if group else 0,
+                                                      lease_member(active.school_id, active.contact_id))
     except RedisError as exc:
         logger.warning("Redis unreachable while saving the active context and releasing %s (%s); the lock "
                        "expires on its own", lock.name, exc)
@@ -235,6 +261,35 @@ def save_and_release(active: ActiveContext, lock, group: tuple[bytes | str, int]
     if token is not None and not released:  # None: never taken (Redis was unreachable)
         logger.warning("session lock %s was already gone", lock.name)
     return bool(flagged), members if group else None
+
+
+# Renew a lease: the lock (KEYS[1]) still ours (ARGV[1]) lives ARGV[2] ms more, and its entry (ARGV[4]) in the
+# leases set (KEYS[2]) is scored with the new end (ARGV[3]); 0 if the lock is no longer ours.
+_RENEW = """
+if redis.call('get', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('pexpire', KEYS[1], ARGV[2])
+redis.call('zadd', KEYS[2], ARGV[3], ARGV[4])
+return 1
+"""
+
+
+async def renew_lease(lock, school_id: int, contact_id: int) -> bool | None:
+    """Extend a taken `session_lock` by its full lease, and its entry in the leases set, in one round trip: True;
+    False when the lock is no longer ours (it lapsed, maybe taken over); None when it is not held (released, or
+    never taken because Redis was unreachable). Raises RedisError."""
+    token = lock.local.token
+    if token is None:
+        return None
+    return bool(await get_async_redis().eval(_RENEW, 2, lock.name, LEASES_KEY, token,
+                                             int(settings.SESSION_LOCK_TTL_SECONDS * 1000), _lease_ends(),
+                                             lease_member(school_id, contact_id)))
+
+
+async def lapsed_leases(limit: int = 100) -> list[tuple[int, int]]:
+    """(school, contact) of the turns whose lease lapsed without a release: their process died mid-turn.
+    Raises RedisError."""
+    members = await get_async_redis().zrangebyscore(LEASES_KEY, "-inf", int(time.time() * 1000), start=0, num=limit)
+    return [(int(school), int(contact)) for school, contact in (member.split("_") for member in members)]
 
 
 def drain_queue(school_id: int, contact_id: int) -> list[dict]:

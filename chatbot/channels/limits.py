@@ -4,7 +4,13 @@ A new visitor token costs nothing, so a limit per contact alone lets one client
 send as much as it likes by opening new tokens. Every message is therefore
 counted three ways, and refused when any count is over its limit:
 
-- per visitor (the signed token's id: one browser),
+- per visitor (the signed token's id: one browser), a token bucket: a burst of
+  CHAT_VISITOR_BURST messages, refilled one every CHAT_VISITOR_REFILL_SECONDS.
+  A parent clicks a slot, a quick reply and "yes" within seconds, then types at
+  about one message every five seconds: a burst allowance lets all of that
+  through, where a fixed count per minute refused the confirming "yes"; a
+  script sending as fast as it can still gets only the burst, then one message
+  per refill,
 - per client address (the socket's peer; behind a proxy run daphne with
   `--proxy-headers` so this is the visitor's address, not the proxy's),
 - per school (everything every visitor sends it: a ceiling on model spend).
@@ -15,12 +21,16 @@ Moving windows (the `limits` MovingWindowRateLimiter) count the last 60 seconds
 at every moment, so no burst passes at a minute boundary the way a fixed
 per-minute counter lets twice the limit through. With REDIS_URL the windows live
 in Redis and hold across every web process; the embedded default keeps them in
-the process. With Redis unreachable a message goes through (never lost) and the
-failure is logged.
+the process (the bucket, a Lua script, runs on the embedded fakeredis). With Redis
+unreachable a message goes through (never lost) and the failure is logged. A
+refusal says when the limit that refused has room again (`Refused.retry_after`):
+the widget sends the message again by itself then.
 """
 
 import asyncio
 import logging
+import math
+import time
 import weakref
 from dataclasses import dataclass
 
@@ -65,30 +75,64 @@ class Check:
     identifiers: tuple[str, ...]
 
 
-async def _allow(checks: list[Check]) -> str | None:
-    """None if every check has room, else the scope of the first that is full.
+@dataclass(frozen=True)
+class Refused:
+    scope: str  # which limit refused
+    retry_after: int  # whole seconds until it has room again
 
-    Each check is one atomic take-if-room in Redis (a Lua script), in order, so hundreds of concurrent sockets
+
+# A token bucket (KEYS[1], a hash of its tokens and when they were counted): refilled by the seconds since
+# (ARGV[1], now) at one token per ARGV[3] seconds up to ARGV[2]; one token taken if there is one. Returns
+# {1, "0"} when taken, else {0, seconds until a token} (a string: Lua numbers reach Redis as integers).
+_BUCKET_SCRIPT = """
+local now, burst, per = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local state = redis.call('hmget', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(state[1]) or burst
+local at = tonumber(state[2]) or now
+tokens = math.min(burst, tokens + math.max(0, now - at) / per)
+local taken, wait = 0, 0
+if tokens >= 1 then tokens = tokens - 1; taken = 1 else wait = (1 - tokens) * per end
+redis.call('hset', KEYS[1], 'tokens', tostring(tokens), 'at', tostring(now))
+redis.call('expire', KEYS[1], math.ceil(burst * per) + 1)
+return {taken, tostring(wait)}
+"""
+
+
+async def _take_token(school_id: int, visitor: str) -> Refused | None:
+    """The visitor's bucket: None if a token was taken, else when the next one comes."""
+    taken, wait = await get_async_redis().eval(
+        _BUCKET_SCRIPT, 1, f"{KEY_PREFIX}:bucket:{school_id}:{visitor}", repr(time.time()),
+        settings.CHAT_VISITOR_BURST, settings.CHAT_VISITOR_REFILL_SECONDS)
+    return None if taken else Refused("visitor", max(1, math.ceil(float(wait))))
+
+
+async def _allow(checks: list[Check], bucket: tuple[int, str] | None = None) -> Refused | None:
+    """None if the visitor's `bucket` (school, visitor) and every check have room, else the first that is full.
+
+    Each is one atomic take-if-room in Redis (a Lua script), in order, so hundreds of concurrent sockets
     cannot all pass a check before any is counted. An attempt refused by a later check still counts against the
-    earlier ones (the visitor's own window first): attempts are what is limited.
+    earlier ones (the visitor's own bucket first): attempts are what is limited.
     """
     try:
+        refused = await _take_token(*bucket) if bucket else None
+        if refused:
+            return refused
         window = limiter()
         for check in checks:
             if not await window.hit(check.item, check.scope, *check.identifiers):
-                return check.scope
+                stats = await window.get_window_stats(check.item, check.scope, *check.identifiers)
+                return Refused(check.scope, max(1, math.ceil(stats.reset_time - time.time())))
     except (RedisError, OSError) as exc:
         logger.warning("web chat limits not checked, Redis unreachable: %s", exc)
     return None
 
 
-async def allow_message(*, school_id: int, visitor: str, address: str) -> str | None:
-    """Room for one more web chat message? None if so, else which limit is full."""
+async def allow_message(*, school_id: int, visitor: str, address: str) -> Refused | None:
+    """Room for one more web chat message? None if so, else which limit is full and when it has room."""
     return await _allow([
-        Check("visitor", RateLimitItemPerMinute(settings.CHAT_RATE_LIMIT_PER_MINUTE), (str(school_id), visitor)),
         Check("address", RateLimitItemPerMinute(settings.CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE), (address,)),
         Check("school", RateLimitItemPerMinute(settings.CHAT_RATE_LIMIT_PER_SCHOOL_PER_MINUTE), (str(school_id),)),
-    ])
+    ], bucket=(school_id, visitor))
 
 
 async def allow_handshake(address: str) -> bool:

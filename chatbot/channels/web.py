@@ -11,6 +11,7 @@ schools' own websites listed in CHAT_ALLOWED_ORIGINS (exact origins).
 """
 
 import asyncio
+import datetime as dt
 import logging
 import re
 import secrets
@@ -26,6 +27,7 @@ from django.core import signing
 from django.core.exceptions import ImproperlyConfigured
 from django.utils import translation
 from django.utils.translation import gettext
+from redis.exceptions import RedisError
 
 from bookings.links import manage_path
 from bookings.models import School
@@ -46,6 +48,8 @@ PROTOCOL_VERSION = 2
 VISITOR_SALT = "chatbot.web-visitor"
 CLOSE_UNKNOWN_SCHOOL = 4404
 CLOSE_RATE_LIMITED = 4429
+CLOSE_UNAVAILABLE = 4503
+CHANNEL_RETRY_SECONDS = 5
 DEFAULT_PORTS = {"http": 80, "https": 443}
 HOSTNAME = re.compile(r"[a-z0-9.:-]+")  # what urlsplit leaves of a DNS name (punycode), an IPv4 or IPv6 address
 
@@ -242,16 +246,24 @@ class ChatOriginValidator:
 
 # --- the consumer -------------------------------------------------------------------------
 def _visitor_identity(school: School, token: str | None) -> tuple[str, str, bool]:
-    """(visitor id, signed token, is_new). A missing or tampered token starts a new visitor."""
+    """(visitor id, signed token, is_new). A missing, tampered, foreign or expired token starts a new visitor.
+
+    A token expires VISITOR_TOKEN_MAX_AGE_DAYS after its last use: every connection signs it afresh (the widget
+    keeps the one of the session frame), so a parent who comes back within that keeps the conversation, and a
+    token found on a shared or stolen device months later resumes nothing."""
+    visitor = None
     if token:
         try:
-            data = signing.loads(token, salt=VISITOR_SALT)
+            data = signing.loads(token, salt=VISITOR_SALT,
+                                 max_age=dt.timedelta(days=settings.VISITOR_TOKEN_MAX_AGE_DAYS))
             if data.get("school") == school.slug:
-                return data["visitor"], token, False
-        except signing.BadSignature:
+                visitor = data["visitor"]
+        except signing.BadSignature:  # tampered, or expired (SignatureExpired)
             pass
-    visitor = secrets.token_urlsafe(12)
-    return visitor, signing.dumps({"school": school.slug, "visitor": visitor}, salt=VISITOR_SALT), True
+    is_new = visitor is None
+    if is_new:
+        visitor = secrets.token_urlsafe(12)
+    return visitor, signing.dumps({"school": school.slug, "visitor": visitor}, salt=VISITOR_SALT), is_new
 
 
 def _open_session(slug: str, token: str | None):
@@ -324,8 +336,12 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         self.spoken = spoken or language.ENGLISH  # the widget's language: its errors are said in it
         self.group = visitor_group(self.school.pk, self.visitor)
         self.loop = asyncio.get_running_loop()
+        try:
+            await self.channel_layer.group_add(self.group, self.channel_name)
+        except (RedisError, OSError) as exc:
+            await self._unavailable(exc)
+            return
         _local_sockets.setdefault(self.group, {})[self.channel_name] = self
-        await self.channel_layer.group_add(self.group, self.channel_name)
         # Read the history only once in the group: a reply stored in between is then in the history or sent
         # live (the widget de-duplicates by id), never in neither.
         history = await database_hop(_history)(conversation) if conversation else []
@@ -336,6 +352,36 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
                               "school": {"slug": self.school.slug, "name": self.school.name},
                               "max_message_chars": settings.CHAT_MAX_MESSAGE_CHARS, "history": history,
                               **(language_fields(spoken) if spoken else {})})
+
+    @property
+    def channel_receive(self):
+        return self._channel_receive
+
+    @channel_receive.setter
+    def channel_receive(self, receive) -> None:
+        """channels sets this to the channel layer's receive and ends the consumer when it raises: with Redis
+        unreachable, before the handshake is answered (an HTTP 500). Here an unreachable layer is waited out."""
+        async def waiting_out_outages() -> dict:
+            while True:
+                try:
+                    return await receive()
+                except (RedisError, OSError) as exc:
+                    logger.warning("channel layer unreachable for a web chat socket (%s); trying again in %ss",
+                                   type(exc).__name__, CHANNEL_RETRY_SECONDS)
+                    await asyncio.sleep(CHANNEL_RETRY_SECONDS)
+
+        self._channel_receive = waiting_out_outages
+
+    async def _unavailable(self, exc: Exception) -> None:
+        """Redis (the channel layer) is unreachable: no reply could reach this socket. Say so, in the visitor's
+        language, and close (4503): the widget shows the text and tries again later. Never an HTTP 500."""
+        logger.warning("web chat unavailable, the channel layer is unreachable (%s: %s)", type(exc).__name__, exc)
+        del self.group  # not in it: nothing to leave on disconnect
+        await self.accept()
+        with translation.override(self.spoken):
+            await self._error("unavailable", gettext("We can't chat right now. Please try again in a few minutes, "
+                                                     "or call the school."))
+        await self.close(code=CLOSE_UNAVAILABLE)
 
     async def disconnect(self, code: int) -> None:
         if hasattr(self, "group"):
@@ -387,9 +433,10 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
             refused = await limits.allow_message(school_id=self.school.pk, visitor=self.visitor,
                                                  address=self.address)
             if refused:
-                logger.info("web chat message refused by the %s limit", refused)
-                await self._error("rate_limited", gettext("You're sending messages very quickly. Please wait a "
-                                                          "minute and I'll be right with you."), client_id)
+                logger.info("web chat message refused by the %s limit", refused.scope)
+                await self._error("rate_limited", gettext("You're sending messages very quickly. I'll send this "
+                                                          "one for you in a moment."), client_id,
+                                  retry_after=refused.retry_after)
                 return
         task = asyncio.create_task(self._deliver(text.strip(), client_id))
         self.tasks.add(task)
@@ -415,8 +462,8 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         if not first.duplicate:
             await answer_or_queue(first)
 
-    async def _error(self, code: str, text: str, client_id: str = "") -> None:
-        await self.send_json({"type": "error", "code": code, "text": text, "client_id": client_id})
+    async def _error(self, code: str, text: str, client_id: str = "", **fields) -> None:
+        await self.send_json({"type": "error", "code": code, "text": text, "client_id": client_id, **fields})
 
     async def chat_event(self, event: dict) -> None:
         self.spoken = event["payload"].get("language") or self.spoken

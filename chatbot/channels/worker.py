@@ -13,7 +13,11 @@ answers the platform at once. Where the turn runs depends on `AGENT_WORKER`:
   test client) can return immediately; the turn outlives the request.
 
 Either way the turn is the same call, `run_turn_event`, and the database is the
-truth: if the event is lost (worker down, channel message expired), the sweeper
+truth. A worker killed mid-turn leaves its turns' leases (the session locks, renewed
+every few seconds while a turn runs) to lapse: every agent worker looks for lapsed
+leases every TURN_RECOVERY_INTERVAL_SECONDS and takes those turns over
+(`take_over_lapsed_turns`), so they are answered within seconds. If the event is
+lost (Redis down, channel message expired), the sweeper
 (`chatbot.tasks.redispatch_stale_inbound`) dispatches the message again.
 """
 
@@ -42,8 +46,8 @@ from redis.exceptions import RedisError
 
 from chatbot import handoff
 from chatbot.agent import memory
-from chatbot.models import Channel, Conversation, Message, ReasoningStep
-from chatbot.services import answer_message
+from chatbot.models import Channel, Conversation, Message
+from chatbot.services import answer_message, answered_since_taken, give_back_lapsed, running_here
 from config.hops import database_hop
 from config.redis import get_redis
 from crm.external.tasks import record_failure
@@ -125,6 +129,33 @@ def _session_start(message_id: int, data: dict) -> None:
     chatwoot.load_contact_context(message_id, data)
 
 
+def _take_over(lock, school_id: int, contact_id: int) -> int | None:
+    """A contact whose turn's lease lapsed: under its session lock (None if a live turn holds it), the messages the
+    dead turn took are given back (`services.give_back_lapsed`); the message to dispatch, if any is left and it
+    was not dispatched MAX_REDISPATCHES times already (the sweeper then hands it to staff)."""
+    taken, context = memory.take_session_now(lock, school_id, contact_id)
+    if not taken:
+        return None
+    try:
+        first = give_back_lapsed(contact_id)
+    finally:
+        memory.save_and_release(memory.ActiveContext.from_json(school_id, contact_id, context), lock)
+    if first is None or _count_redispatch(get_redis(), first) > MAX_REDISPATCHES:
+        return None
+    return first
+
+
+async def take_over_lapsed_turns() -> list[int]:
+    """Take over the turns whose lease lapsed (their process died mid-turn), each contact on a database hop of its
+    own at once: the message to dispatch for each. A turn still running in this process is left to finish.
+    Raises RedisError, and the database's errors."""
+    lapsed = [pair for pair in await memory.lapsed_leases() if pair not in running_here]
+    taken = await asyncio.gather(*(database_hop(_take_over)(memory.session_lock(school_id, contact_id), school_id,
+                                                            contact_id)
+                                   for school_id, contact_id in lapsed))
+    return [first for first in taken if first is not None]
+
+
 class ResilientWorker(Worker):
     """`runworker`'s server, reconnecting to the channel layer with backoff instead of exiting.
 
@@ -135,6 +166,27 @@ class ResilientWorker(Worker):
     go on. Messages dispatched while Redis was away are stored in the database and
     dispatched again by the sweeper, so each is answered once.
     """
+
+    async def handle(self) -> None:
+        if AGENT_CHANNEL in self.channels:
+            self._recovery = asyncio.ensure_future(self.recover(AGENT_CHANNEL))
+        await super().handle()
+
+    async def recover(self, channel: str) -> None:
+        """Every TURN_RECOVERY_INTERVAL_SECONDS, take over the turns whose lease lapsed (another worker died mid-turn,
+        or this one's predecessor) and run them here, as if dispatched: answered within seconds of the lapse."""
+        while True:
+            await asyncio.sleep(settings.TURN_RECOVERY_INTERVAL_SECONDS)
+            try:
+                taken_over = await take_over_lapsed_turns()
+            except (RedisError, OSError, *DATABASE_DOWN) as exc:
+                logger.warning("could not look for lapsed turns (%s: %s)", type(exc).__name__, exc)
+                continue
+            for message_id in taken_over:
+                logger.warning("taking over the lapsed turn of message %s", message_id)
+                instance_queue = self.get_or_create_application_instance(channel, {"type": "channel",
+                                                                                   "channel": channel})
+                await instance_queue.put(turn_event(message_id))
 
     async def listener(self, channel: str) -> None:
         failures = 0
@@ -297,6 +349,14 @@ MAX_REDISPATCHES = 3
 SWEPT_CHANNELS = (Channel.CHATWOOT, Channel.WHATSAPP, Channel.WEB)
 
 
+def _count_redispatch(redis, message_id: int) -> int:
+    """Count one more dispatch of a message nobody answered (by the sweeper or a take-over); how many so far."""
+    counter = f"sweeper:redispatch:{message_id}"
+    attempts = redis.incr(counter)
+    redis.expire(counter, 86400)
+    return attempts
+
+
 def sweep_stale_inbound(now=None) -> int:
     """Dispatch again the webhook messages nobody answered; returns how many contacts were dispatched.
 
@@ -307,8 +367,6 @@ def sweep_stale_inbound(now=None) -> int:
     """
     now = now or timezone.now()
     cutoff = now - dt.timedelta(seconds=settings.INBOUND_REDISPATCH_AFTER_SECONDS)
-    answered = ReasoningStep.objects.filter(message__conversation=OuterRef("conversation"),
-                                            kind=ReasoningStep.Kind.ANSWER, created_at__gte=OuterRef("processed_at"))
     # Messages from before a handoff (or from while staff had the conversation) were the staff's to answer.
     staff_era = Message.objects.filter(conversation=OuterRef("conversation"), role=Message.Role.SYSTEM,
                                        created_at__gte=OuterRef("created_at")).filter(
@@ -316,7 +374,7 @@ def sweep_stale_inbound(now=None) -> int:
     stale = (Message.objects.filter(role=Message.Role.USER, channel__in=SWEPT_CHANNELS,
                                     conversation__status=Conversation.Status.ACTIVE, created_at__lt=cutoff,
                                     created_at__gte=now - dt.timedelta(days=1))
-             .filter(Q(processed_at__isnull=True) | Q(processed_at__lt=cutoff) & ~Exists(answered))
+             .filter(Q(processed_at__isnull=True) | Q(processed_at__lt=cutoff) & ~answered_since_taken())
              .exclude(Exists(staff_era))
              .select_related("conversation").order_by("created_at", "id")[:500])
     by_contact: dict[int, list] = {}
@@ -328,10 +386,7 @@ def sweep_stale_inbound(now=None) -> int:
         first = messages[0]
         if redis.exists(memory.lock_key(first.conversation.school_id, contact_id)):
             continue  # a turn is running for this contact right now
-        counter = f"sweeper:redispatch:{first.pk}"
-        attempts = redis.incr(counter)
-        redis.expire(counter, 86400)
-        if attempts > MAX_REDISPATCHES:
+        if _count_redispatch(redis, first.pk) > MAX_REDISPATCHES:
             if first.conversation.channel not in handoff.STAFF_CHANNELS:
                 # No staff inbox behind the web chat: the failed task in the admin is where staff see it.
                 Message.objects.filter(pk__in=[m.pk for m in messages]).update(processed_at=now)

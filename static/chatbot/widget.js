@@ -30,6 +30,7 @@
   var BACKOFF_FIRST_MS = 500;
   var BACKOFF_MAX_MS = 30000;
   var CLOSE_UNKNOWN_SCHOOL = 4404;
+  var CLOSE_UNAVAILABLE = 4503;     // the server cannot chat just now (Redis down): its error frame says so
 
   var script = document.currentScript || document.querySelector("script[data-school][src*='widget']");
   if (!script || !script.getAttribute("data-school")) {
@@ -300,6 +301,10 @@
   var schoolName = options.schoolName;
   var conversationId = null;
   var outbox = [];                  // {clientId, text, node}: sent or to send, not yet acknowledged
+  var held = [];                    // refused by the chat limit: sent again, in order, when it has room
+  var heldTimer = null;
+  var heldUntil = 0;
+  var unavailableText = "";         // the server's words for "can't chat right now", until a session opens
   var rendered = {};                // message id -> node
   var reasoningFor = {};            // assistant message id -> reasoning node (kept across history re-renders)
   var liveReasoning = null;         // the reasoning node of the turn in progress
@@ -698,9 +703,38 @@
     setDelivery(item.node, "", "sent");
   }
 
+  // A message the chat limit refused is sent again by itself once the limit has room (`retry_after` seconds),
+  // with any others refused meanwhile, in the order they were typed.
+  function holdForLimit(item, seconds) {
+    held.push(item);
+    heldUntil = Math.max(heldUntil, Date.now() + seconds * 1000);
+    held.forEach(function (h) {
+      setDelivery(h.node, interpolate(gettext("Sending in %(seconds)s s\u2026"),
+        { seconds: Math.max(1, Math.round((heldUntil - Date.now()) / 1000)) }), "waiting");
+    });
+    clearTimeout(heldTimer);
+    heldTimer = setTimeout(sendHeld, Math.max(0, heldUntil - Date.now()));
+  }
+
+  function sendHeld() {
+    var items = held;
+    held = [];
+    heldUntil = 0;
+    items.forEach(function (item) {
+      setDelivery(item.node, gettext("Sending\u2026"), "sending");
+      outbox.push(item);
+      transmit(item);
+    });
+  }
+
   function onError(frame) {
     var item = frame.client_id ? takeFromOutbox(frame.client_id) : null;
-    if (item) {
+    if (item && frame.code === "rate_limited" && frame.retry_after > 0) {
+      holdForLimit(item, frame.retry_after);
+    } else if (frame.code === "unavailable") {
+      unavailableText = frame.text || gettext("Something went wrong.");
+      showBanner(unavailableText);
+    } else if (item) {
       setDelivery(item.node, gettext("Not sent"), "failed");
       var error = attrs(el("div", "stc-error"), { role: "alert" });
       error.appendChild(el("span", "", frame.text || gettext("Something went wrong.")));
@@ -756,6 +790,7 @@
     setName(frame.school && frame.school.name);
     setLanguage(frame);
     setState("open", gettext_noop("Online \u00b7 replies in seconds"));
+    unavailableText = "";
     showBanner("");
 
     // Re-render the conversation from the server's history; keep what is still unsent.
@@ -816,6 +851,9 @@
       connected = false;
       stopHeartbeat();
       setTyping(false);
+      if (event.code === CLOSE_UNAVAILABLE) {  // its error frame is on the banner: try again, slowly
+        attempt = Math.max(attempt, 4);
+      }
       if (event.code === CLOSE_UNKNOWN_SCHOOL) {
         stopped = true;
         setState("closed", gettext_noop("Unavailable"));
@@ -833,7 +871,9 @@
     delay = Math.round(delay * (0.75 + Math.random() * 0.5));
     attempt += 1;
     setState("reconnecting", gettext_noop("Reconnecting\u2026"));
-    if (attempt > 1) {
+    if (unavailableText) {
+      showBanner(unavailableText);
+    } else if (attempt > 1) {
       showBanner(interpolate(gettext("Connection lost. Trying again in %(seconds)s s\u2026"),
         { seconds: Math.max(1, Math.round(delay / 1000)) }));
     }

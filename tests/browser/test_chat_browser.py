@@ -283,6 +283,36 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
         assert len(self.replies()) == 1
         self.shot("11-page-reconnected")
 
+    def test_a_message_refused_by_the_limit_is_sent_again_by_itself_when_the_window_reopens(self):
+        """The server refuses a message (`rate_limited`, `retry_after`): the widget says when it will send it, and
+        sends it then, once, with the same client id; the parent does nothing."""
+        SchoolFactory(**TAMPINES)
+        self.browser.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORD_SOCKETS})
+        self.browser.get(f"{self.live_server_url}/chat/tampines/")
+        self.wait_connected()
+        # The first send is answered as the limit answers it (the frame never reaches the server).
+        self.browser.execute_script("""
+          var socket = window.__sockets[0], send = socket.send;
+          socket.send = function (data) {
+            var frame = JSON.parse(data);
+            socket.send = send;
+            socket.__sent.push(frame);
+            setTimeout(function () {
+              socket.dispatchEvent(new MessageEvent('message', {data: JSON.stringify({type: 'error',
+                code: 'rate_limited', client_id: frame.client_id, retry_after: 2,
+                text: "You're sending messages very quickly. I'll send this one for you in a moment."})}));
+            }, 50);
+          };""")
+        self.send("Do you have tours next week?", wait_reply=False)
+        self.wait(lambda d: "Sending in" in self.find(".stc-msg-user").get_attribute("textContent"),
+                  message="the widget did not say it will send it again")
+        self.shot("12-page-held-by-the-limit")
+        self.wait(lambda d: len(self.replies()) == 1, REPLY_WAIT, "not sent again by itself")
+        sent = [f for f in self.browser.execute_script("return window.__sockets[0].__sent") if f["type"] == "message"]
+        assert len(sent) == 2 and sent[0]["client_id"] == sent[1]["client_id"]
+        assert self.bubble_texts().count("Do you have tours next week?") == 1
+        assert not self.find_all(".stc-error"), "no error left for the parent to act on"
+
     def test_every_frame_and_block_type_renders_as_text(self):
         """Frames injected into the page's socket: typing, reasoning, queued, errors and the cards and chips."""
         SchoolFactory(**TAMPINES)

@@ -6,15 +6,20 @@ are reused from tests/integrations.
 """
 
 import contextlib
+import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import redis
+from django.conf import settings as django_settings
 from django.db import connection
 from django.test import override_settings
 
@@ -22,6 +27,7 @@ from chatbot.models import Message
 from config.redis import reset_clients
 from tests.chatbot.scripted_model import ScriptedModel, register
 from tests.integrations.conftest import (  # noqa: F401 (fixtures reused by the drills)
+    SECRET,
     chatwoot,
     echo_model,
     http,
@@ -186,3 +192,47 @@ def answered_once(conversation_filter: dict, texts: list[str]) -> list[Message]:
     echoed = [text for r in replies for text in r.text.removeprefix("Answered: ").split(" | ")]
     assert sorted(echoed) == sorted(texts), f"each message answered exactly once: {[r.text for r in replies]}"
     return replies
+
+
+class AgentWorkerProcess:
+    """`python manage.py runworker agent`, in a process (and session) of its own, logging to a file."""
+
+    def __init__(self, env: dict, log: Path) -> None:
+        self.log_path = log
+        self.log = log.open("ab")
+        self.process = subprocess.Popen(  # noqa: S603 (a fixed command line)
+            [sys.executable, "manage.py", "runworker", "agent"], cwd=django_settings.BASE_DIR, env=env,
+            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self) -> None:
+        if self.alive():
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(10)
+        self.log.close()
+
+
+def database_url(port: int | None = None) -> str:
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{port or db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture
+def worker_env(own_redis, chatwoot, http, tmp_path):  # noqa: F811 (the fixtures imported above)
+    """The agent worker's environment: this test's database, its own Redis, the fake Chatwoot, eager sends."""
+    env = {**os.environ, "DATABASE_URL": database_url(), "REDIS_URL": own_redis.url, "AGENT_WORKER": "True",
+           "CELERY_TASK_ALWAYS_EAGER": "True", "LLM_MODEL": "offline/policy", "CHAT_BURST_WINDOW_SECONDS": "0",
+           "CHATWOOT_URL": http.url_for("/chatwoot"), "CHATWOOT_API_TOKEN": chatwoot.bot_token,
+           "CHATWOOT_USER_TOKEN": chatwoot.user_token, "CHATWOOT_WEBHOOK_SECRET": SECRET,
+           "DB_POOL_TIMEOUT_SECONDS": "2", "LOG_LEVEL": "INFO", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    with override_settings(AGENT_WORKER=True, CHAT_BURST_WINDOW_SECONDS=0):
+        yield env

@@ -9,57 +9,23 @@ during the outage after it, exactly once.
 """
 
 import contextlib
-import os
 import select
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 from django.db import connection
-from django.test import override_settings
 
 from chatbot.models import Conversation, Message
 from chatbot.tasks import redispatch_stale_inbound
 from crm.models import FailedTask
 from tests.factories import SchoolFactory
-from tests.faults.conftest import free_port, wait_for
+from tests.faults.conftest import AgentWorkerProcess, database_url, free_port, wait_for
 from tests.integrations import payloads as p
 from tests.integrations.conftest import SECRET
 
 pytestmark = [pytest.mark.postgres, pytest.mark.redis, pytest.mark.django_db(transaction=True)]
-
-
-class AgentWorkerProcess:
-    """`python manage.py runworker agent`, in a process (and session) of its own, logging to a file."""
-
-    def __init__(self, env: dict, log: Path) -> None:
-        self.log_path = log
-        self.log = log.open("ab")
-        self.process = subprocess.Popen(  # noqa: S603 (a fixed command line)
-            [sys.executable, "manage.py", "runworker", "agent"], cwd=django_settings.BASE_DIR, env=env,
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def stop(self) -> None:
-        if self.alive():
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(10)
-        self.log.close()
 
 
 class TcpProxy:
@@ -130,23 +96,6 @@ class TcpProxy:
         self.server.close()
 
 
-def _database_url(port: int | None = None) -> str:
-    db = connection.settings_dict
-    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{port or db['PORT'] or 5432}/{db['NAME']}"
-
-
-@pytest.fixture
-def worker_env(own_redis, chatwoot, http, tmp_path):
-    """The agent worker's environment: this test's database, its own Redis, the fake Chatwoot, eager sends."""
-    env = {**os.environ, "DATABASE_URL": _database_url(), "REDIS_URL": own_redis.url, "AGENT_WORKER": "True",
-           "CELERY_TASK_ALWAYS_EAGER": "True", "LLM_MODEL": "offline/policy", "CHAT_BURST_WINDOW_SECONDS": "0",
-           "CHATWOOT_URL": http.url_for("/chatwoot"), "CHATWOOT_API_TOKEN": chatwoot.bot_token,
-           "CHATWOOT_USER_TOKEN": chatwoot.user_token, "CHATWOOT_WEBHOOK_SECRET": SECRET,
-           "DB_POOL_TIMEOUT_SECONDS": "2", "LOG_LEVEL": "INFO", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    with override_settings(AGENT_WORKER=True, CHAT_BURST_WINDOW_SECONDS=0):
-        yield env
-
-
 def post(client, text: str):
     body = p.dumps(p.message_created(text))
     response = client.post(f"/webhooks/chatwoot/{SECRET}/", data=body, content_type="application/json")
@@ -210,7 +159,7 @@ def test_postgres_outage_the_worker_waits_and_answers_what_arrived_during_it(
     SchoolFactory(chatwoot_inbox_ids=[p.INBOX_ID])
     db = connection.settings_dict
     proxy = TcpProxy((db["HOST"] or "127.0.0.1", int(db["PORT"] or 5432)))
-    worker = AgentWorkerProcess({**worker_env, "DATABASE_URL": _database_url(proxy.port)}, tmp_path / "agent.log")
+    worker = AgentWorkerProcess({**worker_env, "DATABASE_URL": database_url(proxy.port)}, tmp_path / "agent.log")
     try:
         post(client, "Do you have a school bus?")
         wait_for(lambda: answered("Do you have a school bus?"), 60, "the worker to answer before the outage")

@@ -25,7 +25,7 @@ from tests.factories import SchoolFactory
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 ATTACKER, PARENT = "203.0.113.7", "198.51.100.20"
-LIMITS = {"CHAT_RATE_LIMIT_PER_MINUTE": 10, "CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE": 30,
+LIMITS = {"CHAT_VISITOR_BURST": 20, "CHAT_VISITOR_REFILL_SECONDS": 3.0, "CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE": 30,
           "CHAT_RATE_LIMIT_PER_SCHOOL_PER_MINUTE": 600, "CHAT_HANDSHAKES_PER_ADDRESS_PER_MINUTE": 30}
 
 
@@ -109,19 +109,51 @@ async def test_new_visitor_tokens_do_not_multiply_the_limit(school, echo_model):
     await settled()
 
 
-async def test_the_window_slides_no_double_burst_at_a_minute_boundary(school, monkeypatch):
+async def test_the_address_window_slides_no_double_burst_at_a_minute_boundary(school, monkeypatch):
     now = [(time.time() // 60 + 1) * 60 - 0.5]  # half a second before a minute starts
     monkeypatch.setattr(time, "time", lambda: now[0])
-    comm, _ = await open_session(school.slug, ATTACKER)
-    before = await send_all(comm, [f"before {n}" for n in range(10)])
+    before, after = [], []
+    for visitor in range(3):  # three visitor tokens from one address: ten messages each, within their bursts
+        comm, _ = await open_session(school.slug, ATTACKER)
+        before += await send_all(comm, [f"before {visitor} {n}" for n in range(10)])
+        await comm.disconnect()
     now[0] += 1.0  # the next minute on the clock, one second later
+    comm, _ = await open_session(school.slug, ATTACKER)
     after = await send_all(comm, [f"after {n}" for n in range(10)])
-    assert [a["type"] for a in before] == ["ack"] * 10
+    assert [a["type"] for a in before] == ["ack"] * 30
     assert [a["type"] for a in after] == ["error"] * 10, "ten more let through across the minute boundary"
     assert {a["code"] for a in after} == {"rate_limited"}
-    now[0] += 60.0  # a minute after the burst the visitor may write again
+    assert {a["retry_after"] for a in after} == {59}, "room again a minute after the first of the thirty"
+    now[0] += 60.0  # a minute after the burst the address may write again
     assert [a["type"] for a in await send_all(comm, ["later"])] == ["ack"]
     await comm.disconnect()
+    await settled()
+
+
+async def test_an_honest_parent_clicking_and_typing_is_never_refused_but_a_flood_is(school, monkeypatch):
+    """Issue 26: a parent's slot click, quick replies and confirming "yes" came within seconds of their typing,
+    and the tenth in a minute was refused. A parent: five clicks at once, then a message every five seconds for
+    three minutes. A script: as fast as it can, for a minute."""
+    now = [time.time()]
+    monkeypatch.setattr(time, "time", lambda: now[0])
+    parent, _ = await open_session(school.slug, PARENT)
+    answers = await send_all(parent, ["Tuesday 10:00", "yes", "Tom", "5", "yes"])
+    for n in range(36):
+        now[0] += 5.0
+        answers += await send_all(parent, [f"and another question {n}"])
+    assert [a["type"] for a in answers] == ["ack"] * 41
+    await parent.disconnect()
+
+    flood, _ = await open_session(school.slug, ATTACKER)
+    sent = []
+    with override_settings(CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE=1000):  # the visitor's own bucket alone
+        for n in range(120):  # two a second for a minute
+            now[0] += 0.5
+            sent += await send_all(flood, [f"spam {n}"])
+    accepted = sum(a["type"] == "ack" for a in sent)
+    assert accepted == 20 + 19, "the burst, then one every three seconds of the 59.5 after it"
+    assert sent[-1]["type"] == "error" and 1 <= sent[-1]["retry_after"] <= 3
+    await flood.disconnect()
     await settled()
 
 

@@ -931,7 +931,7 @@ async def test_asking_about_a_time_checks_rather_than_books():
     assert reply.called("check_availability")[0] == {
         "date_range_start": "2026-11-27", "date_range_end": "2026-11-27", "preferred_times": ["afternoon"],
     }
-    assert "1. Friday 27 November at 14:00" in reply.text
+    assert "1. Friday 27 November at 16:00" in reply.text and "14:00" not in reply.text  # after 3pm: from 15:00
 
 
 async def test_compound_question_is_split(concierge):

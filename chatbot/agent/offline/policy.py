@@ -846,8 +846,9 @@ class Turn:
                 text = replies.join([*answers, replies.move_or_another(asked, self.today)])
             else:
                 text = compose(self)
-            if self._missed_again(declared) or text == self.previous:
-                text = self._not_again(declared, text)
+            answered = any(r.get("status") == "success" for r in self.conv.results("get_faq_answer"))
+            if self._missed_again(declared) or (text == self.previous and not answered):  # a question asked
+                text = self._not_again(declared, text)  # again is answered again
             return Decision(text=text, declared=declared)
 
     def _not_again(self, declared: Declared, text: str) -> str:

@@ -238,7 +238,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = env.path("STATIC_ROOT", default=BASE_DIR / "staticfiles")  # where `collectstatic` (release) writes
+STATIC_ROOT = env.str("STATIC_ROOT", default="") or BASE_DIR / "staticfiles"  # where `collectstatic` (release) writes
 STATICFILES_DIRS = [BASE_DIR / "static"]
 WHITENOISE_USE_FINDERS = DEBUG
 STORAGES = {

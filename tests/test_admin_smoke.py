@@ -1,6 +1,7 @@
 """Every admin page opens with data in it; the booking actions go through the booking service."""
 
 import datetime as dt
+import itertools
 
 import pytest
 from django.apps import apps
@@ -15,6 +16,7 @@ from django.utils import timezone
 from bookings.callbacks import request_callback
 from bookings.models import CallbackRequest, TourBooking, TourBookingMove, TourSlot
 from bookings.services import book_tour
+from chatbot.channels.inbound import dead_letter
 from config.logging import mask_phone
 from crm.models import Activity
 from tests.factories import (
@@ -43,6 +45,7 @@ from tests.factories import (
     WaitlistEntryFactory,
 )
 
+_DEAD = itertools.count()  # dead letters are kept once per item: each made one differs
 MAKERS = {
     "bookings.school": SchoolFactory,
     "bookings.schoolclosure": SchoolClosureFactory,
@@ -71,6 +74,8 @@ MAKERS = {
     "chatbot.reviewscenarioresult": ReviewScenarioResultFactory,
     "chatbot.remindersettings": ReminderSettingsFactory,
     "chatbot.sentreminder": SentReminderFactory,
+    "chatbot.rejectedinbound": lambda: dead_letter("whatsapp", "text is not an object",
+                                                   {"id": f"wamid.X{next(_DEAD)}", "text": "plain string"}),
     "adminpanel.jobrun": JobRunFactory,
 }
 # WhiteNoise warns when STATIC_ROOT has not been collected yet: irrelevant to these pages.

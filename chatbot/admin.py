@@ -14,7 +14,7 @@ from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from adminpanel.forms import FaqEntryForm
-from adminpanel.records import ReadOnlyMixin
+from adminpanel.records import ContactDetailsMaskedMixin, ReadOnlyMixin
 from adminpanel.review import ConversationAdmin
 from adminpanel.schooltime import SchoolTimeAdmin, time_column
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep, RejectedInbound
@@ -27,16 +27,21 @@ def _pretty_json(value) -> str:
                        json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True))
 
 
-class StepJsonMixin:
-    """A reasoning step's tool arguments and result as readable JSON."""
+class StepJsonMixin(ContactDetailsMaskedMixin):
+    """A reasoning step's content, tool arguments and result, readable, with contact details as the viewer may see
+    them."""
+
+    @admin.display(description="Content")
+    def content_shown(self, obj: ReasoningStep) -> str:
+        return self.shown(obj.content, obj.message.conversation.school)
 
     @admin.display(description="Arguments")
     def arguments(self, obj: ReasoningStep) -> str:
-        return _pretty_json(obj.tool_arguments)
+        return _pretty_json(self.shown(obj.tool_arguments, obj.message.conversation.school))
 
     @admin.display(description="Result")
     def result(self, obj: ReasoningStep) -> str:
-        return _pretty_json(obj.tool_result)
+        return _pretty_json(self.shown(obj.tool_result, obj.message.conversation.school))
 
 
 # Conversations are reviewed and rated in the staff console (adminpanel/review.py).
@@ -46,13 +51,13 @@ admin.site.register(Conversation, ConversationAdmin)
 class ReasoningStepInline(StepJsonMixin, ReadOnlyMixin, admin.TabularInline):
     model = ReasoningStep
     extra = 0
-    fields = ("cycle", "position", "kind", "content", "tool_name", "arguments", "result", "latency_ms")
+    fields = ("cycle", "position", "kind", "content_shown", "tool_name", "arguments", "result", "latency_ms")
     readonly_fields = fields
     ordering = ("position",)
 
 
 @admin.register(Message)
-class MessageAdmin(SchoolTimeAdmin, ReadOnlyMixin, admin.ModelAdmin):
+class MessageAdmin(ContactDetailsMaskedMixin, SchoolTimeAdmin, ReadOnlyMixin, admin.ModelAdmin):
     list_display = ("id", "short_text", "role", "language", "conversation", "channel", "sent_at", "model",
                     "latency_ms", "cost")
     list_filter = ("role", "language", "channel", "model")
@@ -62,18 +67,22 @@ class MessageAdmin(SchoolTimeAdmin, ReadOnlyMixin, admin.ModelAdmin):
     school_filter_parameter = "conversation__school__id__exact"
     sent_at = time_column("created_at", "Sent (school time)")
     inlines = (ReasoningStepInline,)
-    fields = ("conversation", "role", "language", "channel", "text", "payload_display", "channel_message_id",
+    fields = ("conversation", "role", "language", "channel", "text_shown", "payload_display", "channel_message_id",
               "reply_to", "created_at", "processed_at", "delivered_at", "model", "latency_ms", "prompt_tokens",
               "completion_tokens", "cost")
     readonly_fields = fields
 
     @admin.display(description="Text")
     def short_text(self, obj: Message) -> str:
-        return Truncator(obj.text).chars(80)
+        return Truncator(self.shown(obj.text, obj.conversation.school)).chars(80)
+
+    @admin.display(description="Text")
+    def text_shown(self, obj: Message) -> str:
+        return self.shown(obj.text, obj.conversation.school)
 
     @admin.display(description="Payload")
     def payload_display(self, obj: Message) -> str:
-        return _pretty_json(obj.payload)
+        return _pretty_json(self.shown(obj.payload, obj.conversation.school))
 
 
 @admin.register(ReasoningStep)
@@ -86,13 +95,13 @@ class ReasoningStepAdmin(SchoolTimeAdmin, StepJsonMixin, ReadOnlyMixin, admin.Mo
     list_select_related = ("message__conversation__school",)
     school_filter_parameter = "message__conversation__school__id__exact"
     at = time_column("created_at", "At (school time)")
-    fields = ("message", "cycle", "position", "kind", "content", "tool_name", "tool_call_id", "arguments", "result",
-              "model", "created_at", "latency_ms", "prompt_tokens", "completion_tokens")
+    fields = ("message", "cycle", "position", "kind", "content_shown", "tool_name", "tool_call_id", "arguments",
+              "result", "model", "created_at", "latency_ms", "prompt_tokens", "completion_tokens")
     readonly_fields = fields
 
     @admin.display(description="Content")
     def short_content(self, obj: ReasoningStep) -> str:
-        return Truncator(obj.content).chars(80)
+        return Truncator(self.shown(obj.content, obj.message.conversation.school)).chars(80)
 
 
 @admin.register(RejectedInbound)

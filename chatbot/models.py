@@ -129,7 +129,7 @@ class Message(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.role}: {self.text[:60]}"
+        return f"{self.role} message #{self.pk}"  # no text: it may hold a phone or e-mail (admin titles, history)
 
 
 class ReasoningStep(models.Model):

@@ -2,6 +2,7 @@
 Admissions (who call parents back) see them in full."""
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
 
 from chatbot.models import Message, ReasoningStep
@@ -50,3 +51,31 @@ def test_a_reviewer_sees_phones_and_emails_masked_in_the_transcript_and_tool_cal
 def test_admissions_see_them_in_full(admissions_client, conversation):  # noqa: F811
     html = admissions_client.get(conversation_url(conversation)).content.decode()
     assert "9876 5432" in html and "wei.ling@mail.example" in html
+
+
+def _record_pages(conversation) -> list[str]:
+    """The raw admin record pages of the conversation's messages and steps: change pages and change lists."""
+    step = ReasoningStep.objects.get(message__conversation=conversation)
+    return [reverse("admin:chatbot_message_changelist"), reverse("admin:chatbot_reasoningstep_changelist"),
+            *(reverse("admin:chatbot_message_change", args=[m.pk]) for m in conversation.messages.all()),
+            reverse("admin:chatbot_reasoningstep_change", args=[step.pk])]
+
+
+@pytest.mark.django_db
+@pytest.mark.attack("medium")
+def test_a_reviewer_sees_them_masked_on_the_raw_message_and_step_pages_too(reviewer_client, conversation):  # noqa: F811
+    for url in _record_pages(conversation):
+        page = reviewer_client.get(url)
+        assert page.status_code == 200, url
+        html = page.content.decode()
+        for secret in SECRETS:
+            at = html.find(secret)
+            assert at < 0, f"{secret} shown to a Reviewer on {url}: {html[max(at - 300, 0):at + 50]}"
+    step_page = reviewer_client.get(_record_pages(conversation)[-1]).content.decode()
+    assert "book_tour" in step_page and "***@mail.example" in step_page
+
+
+@pytest.mark.django_db
+def test_admissions_see_them_in_full_on_the_raw_pages(admissions_client, conversation):  # noqa: F811
+    step_page = admissions_client.get(_record_pages(conversation)[-1]).content.decode()
+    assert "9876 5432" in step_page and "wei.ling@mail.example" in step_page

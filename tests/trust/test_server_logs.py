@@ -7,6 +7,7 @@ socket, each with its secret in the URL; then its whole output is read.
 
 import asyncio
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -29,11 +30,13 @@ from tests.integrations.conftest import SECRET
 
 
 def procfile_command(process: str, port: int) -> list[str]:
-    """The Procfile's command line of `process`, with the port given and the program run by this Python."""
+    """The Procfile's command line of `process` as a shell would run it (`${NAME:-default}` from the environment,
+    else the default), with the port given and the program run by this Python."""
     line = next(row for row in (Path(settings.BASE_DIR) / "Procfile").read_text().splitlines()
                 if row.startswith(f"{process}:"))
-    words = shlex.split(os.path.expandvars(line.partition(":")[2].replace("${PORT:-8000}", str(port))
-                                           .replace("${WEB_CONCURRENCY:-2}", "2")))
+    given = {**os.environ, "PORT": str(port)}
+    expanded = re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: given.get(m[1]) or m[2], line.partition(":")[2])
+    words = shlex.split(expanded)
     return [sys.executable, "-m", words[0], *words[1:]]
 
 

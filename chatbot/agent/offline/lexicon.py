@@ -209,8 +209,8 @@ _NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # L
 HAN_WORD = re.compile(r"[\u4e00-\u9fff]+")
 MAX_HAN_NAME = 4  # a Chinese name has two to four characters
 # between the parts of a name: "Muhammad Irfan bin Ahmad", "Nur Alya binti Rahman", "Ravi s/o Kumar"
-NAME_CONNECTORS = frozenset(["bin", "binti", "bte", "bt", "b.", "a/l", "a/p", "s/o", "d/o", "van", "von", "de", "al"])
-_CONNECTOR = r"(?:bin|binti|bte|bt|b\.|a/l|a/p|s/o|d/o)"
+NAME_CONNECTORS = frozenset(["bin", "binti", "binte", "bte", "bt", "b.", "a/l", "a/p", "s/o", "d/o", "van", "von", "de", "al"])
+_CONNECTOR = r"(?:bin|binti|binte|bte|bt|b\.|a/l|a/p|s/o|d/o)"
 _INITIAL = r"[A-Z]\.?"  # "R. Priya", "Priya R": an initial, kept only beside a name
 # a name of up to six parts (its words are checked by understanding._clean_name)
 _NAMES = rf"(?:{_INITIAL}\s*)?{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?{_NAME}){{0,4}}(?:\s+{_INITIAL}\b)?"
@@ -337,6 +337,7 @@ SPELLED = _rx(rf"^\W*(?:it'?s|it is|(?:my |his |her )?name(?:'s| is))?\s*(?:spel
 BARE_CORRECTION = _rx(
     rf"^\W*(?:sorry|oops|actually|correction|no|wait|i meant|i mean)\W+(?:it'?s\s+|its\s+|it is\s+)?({_NAME})\W*$"
 )
+# ("Jun", "Jan" are not here: given names far more often than a month said without its day, which is masked)
 _NOT_A_NAME = """
     a an the and or but so to for from with at on in of by my our your his her their it its it's i me we us you
     i'm im i'd i'll i've we're we'd we'll that's there's what's he'll she'll they're he's she's
@@ -348,7 +349,7 @@ _NOT_A_NAME = """
     morning afternoon evening today tomorrow tonight week weekend next this coming am pm noon
     instead now later asap soon again anytime whenever after before between until till around
     monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
-    january february march april june july august september october november december jan feb mar apr jun jul
+    january february march april june july august september october november december feb mar apr jul
     aug sep sept oct nov dec about regarding because called named name age aged years old year
     one two three four five six seven eight nine ten first second third last another other younger older
     1st 2nd 3rd 4th 5th 6th fourth fifth sixth

@@ -83,6 +83,7 @@ class Reading:
     adds_child: bool = False  # "and her brother Max": one more child, not a new booking or a correction
     said: dict[str, str] = field(default_factory=dict)  # a question in English words -> the parent's own words
     unsure: dict[str, str] = field(default_factory=dict)  # a name said without saying whose: {"child_name": "Mira"}
+    child_said: bool = False  # the child's name came with a word that says it is the child's ("son Irfan")
 
     def merge(self, other: "Reading") -> "Reading":
         """This reading with a later message's reading on top (later facts win)."""
@@ -113,6 +114,7 @@ class Reading:
             adds_child=self.adds_child or other.adds_child,
             said={**self.said, **other.said},
             unsure={**self.unsure, **other.unsure},
+            child_said=self.child_said or other.child_said,
         )
 
 
@@ -492,12 +494,14 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         if (parent and not child and "child_name" in hints.asked and "parent_name" not in hints.asked
                 and not lx.OWN_NAME.search(bare)):  # "shes 5, name is Aisha" answers "What's your daughter's name?"
             parent, child = None, parent
+        swapped = child if parent is None else ""
         if child and child == parent and lx.OWN_NAME.search(bare):  # "my name is Farah, she's 5": Farah is the parent
             child = ""
         if parent and parent != child:
             reading.facts["parent_name"] = parent
         if child:
             reading.facts["child_name"] = child
+            reading.child_said = child != swapped
         if not (parent or child):
             _bare_names(bare, text, reading, hints)
     born = lx.BIRTH.search(text)
@@ -685,11 +689,31 @@ def _corrected(reading: Reading) -> set[str]:
 
 
 def understand(texts: list[str], hints: Hints) -> Reading:
-    """Read this turn's messages in order; later messages override (and may correct) earlier ones."""
+    """Read this turn's messages in order; later messages override (and may correct) earlier ones. In a burst
+    that answers the child's name with a word that says whose it is ("son Irfan 4yo"), a name said bare on a
+    line of its own ("Muhammad Faiz bin Rahman", "Name is Tan Wei Ming") is the parent's, not the child's."""
+    readings = _read_all(texts, hints)
+    if len(texts) > 1 and "child_name" in hints.asked and any(r.child_said for r in readings):
+        as_parent = replace(hints, asked=(hints.asked - {"child_name", "child_age"}) | {"parent_name"})
+        readings = _read_all(texts, hints, as_parent)
     reading = Reading()
-    for text in texts:
-        reading = reading.merge(read_message(text, replace(hints, known={**hints.known, **reading.facts})))
+    for one in readings:
+        reading = reading.merge(one)
     return reading
+
+
+def _read_all(texts: list[str], hints: Hints, as_parent: Hints | None = None) -> list[Reading]:
+    """Each message read with what the earlier ones said known; with `as_parent`, a message that names no child
+    in so many words is read again with those hints (the parent's name asked, not the child's)."""
+    readings: list[Reading] = []
+    known = dict(hints.known)
+    for text in texts:
+        reading = read_message(text, replace(hints, known=known))
+        if as_parent is not None and not reading.child_said:
+            reading = read_message(text, replace(as_parent, known=known))
+        known = {**known, **reading.facts}
+        readings.append(reading)
+    return readings
 
 
 def says_yes(text: str, actions: tuple[str, ...] = ()) -> bool:

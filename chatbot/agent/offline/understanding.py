@@ -298,7 +298,7 @@ def _sentences(text: str) -> list[str]:
 
 
 def _is_question(sentence: str) -> bool:
-    asks = lx.QUESTION_START.match(sentence) or lx.INFO_REQUEST.search(sentence)
+    asks = lx.QUESTION_START.match(sentence) or lx.INFO_REQUEST.search(sentence) or lx.QUESTION_END.search(sentence)
     return sentence.rstrip().endswith("?") or bool(asks)
 
 
@@ -460,6 +460,9 @@ def read_message(text: str, hints: Hints) -> Reading:
             reading.reason = _reason(sentence)
         if lx.SPECIAL.search(sentence):
             reading.facts["special_requirements"] = sentence.strip()[:200]
+    topic, waitlist = lx.TOPIC.search(text), lx.WAITLIST.search(text)
+    if "callback" in reading.intents and topic and waitlist and waitlist.start() >= topic.start(1):
+        reading.intents.discard("waitlist")  # "call me tmr? abt the waiting list": what the call is about
     if glossed.languages:  # the FAQ is asked in the parent's own words
         reading.said = {q: glossed.original(q) for q in reading.questions}
     vague = [q for q in reading.questions if not _names_a_slot(q, hints)]
@@ -488,13 +491,15 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts[fixed[0]] = fixed[1]
         reading.corrections.add(fixed[0])
     else:
-        parent = _name(lx.PARENT_NAME, bare)
+        parent = _name(lx.PARENT_NAME, _mask(bare, [m.span() for m in lx.BECAUSE_CLAUSE.finditer(bare)]))
         child = (_name(lx.CHILD_NAMED, bare) or _name(lx.CHILD_NAME, bare, whole=False)
                  or _name_before(lx.CHILD_NAME_BEFORE, bare) or _name_before(lx.CHILD_NAME_FIRST, bare, False))
         if (parent and not child and "child_name" in hints.asked and "parent_name" not in hints.asked
                 and not lx.OWN_NAME.search(bare)):  # "shes 5, name is Aisha" answers "What's your daughter's name?"
             parent, child = None, parent
         swapped = child if parent is None else ""
+        if _is_question(text):  # "可以带孩子一起参观吗": a word of the question, not a name
+            parent, child = (name if name and _could_be_han_name(name) else "" for name in (parent, child))
         if child and child == parent and lx.OWN_NAME.search(bare):  # "my name is Farah, she's 5": Farah is the parent
             child = ""
         if parent and parent != child:
@@ -517,6 +522,11 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     relation = lx.RELATION.search(bare)
     if relation:
         reading.relation = relation.group(1).lower()
+
+
+def _could_be_han_name(name: str) -> bool:
+    """False for a Chinese word that starts with neither a surname nor a nickname's prefix."""
+    return not lx.HAN_WORD.match(name) or name[0] in lx.HAN_NAME_START
 
 
 def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
@@ -663,7 +673,9 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     extreme = lx.EXTREME.search(text) if hints.options else None
     reading.extreme = ("soonest" if extreme.group(1) else "latest") if extreme else ""
     hour = lx.HOUR_ONLY.match(bare)
-    if hour and reading.choice is None and hints.options and len(text.split()) <= 5 and 0 < int(hour.group(1)) < 24:
+    age = hour and reading.facts.get("child_age") == int(hour.group(1))  # "son Arjun 6": his age, not 6 o'clock
+    if (hour and not age and reading.choice is None and hints.options and len(text.split()) <= 5
+            and 0 < int(hour.group(1)) < 24):
         reading.hour = int(hour.group(1))
     if "callback" in reading.intents or "call_time" in hints.asked:
         call_time = lx.CALL_TIME.search(text)
@@ -693,7 +705,7 @@ def understand(texts: list[str], hints: Hints) -> Reading:
     that answers the child's name with a word that says whose it is ("son Irfan 4yo"), a name said bare on a
     line of its own ("Muhammad Faiz bin Rahman", "Name is Tan Wei Ming") is the parent's, not the child's."""
     readings = _read_all(texts, hints)
-    if len(texts) > 1 and "child_name" in hints.asked and any(r.child_said for r in readings):
+    if len(texts) > 1 and any(r.child_said for r in readings):
         as_parent = replace(hints, asked=(hints.asked - {"child_name", "child_age"}) | {"parent_name"})
         readings = _read_all(texts, hints, as_parent)
     reading = Reading()

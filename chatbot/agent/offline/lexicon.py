@@ -178,7 +178,8 @@ NO_REASON = _rx(  # what follows "cancel it," that is no reason: fillers, polite
     r"|asap|now|right now|today|then|lah|ya|sure|for me|for us|the tour|the booking|it|that|about that"
     r"|for the (?:trouble|inconvenience|hassle))\W*)+"
 )
-TOPIC = _rx(r"\b(?:about|abt|regarding|re:|concerning|to discuss)\s+(?:the |your |our )?([^?.!,;]{2,80})")
+TOPIC = _rx(r"\b(?:about|abt|regarding|re:|(?<!')re(?=\s)|concerning|to discuss)\s+"
+            r"(?:the |your |our )?([^?.!,;]{2,80})")
 TOPIC_TAIL = _rx(r"\s+(?:please|pls|thanks?)$")
 CALL_TIME = _rx(
     r"\b(?:any ?time|asap|as soon as possible|right now|later today|after work"

@@ -105,3 +105,18 @@ async def test_a_booking_burst_books_under_the_parents_name():
     reply = await concierge.say("Goh Mei Lin", "daughter Ruby 3", "8877 6655")
     args = reply.called("book_tour")[-1]
     assert (args["parent_name"], args["child_name"], args["child_age"]) == ("Goh Mei Lin", "Ruby", 3)
+
+
+@pytest.mark.parametrize("asked", [("child_name", "child_age"), ()])
+def test_one_message_typed_a_detail_a_line_is_read_as_a_burst(asked):
+    reading = understand(["Pang Siew Mei\nmy son Hao Ran, 4\n9666 7777"], hints(*asked))
+    assert people(reading) == {"parent_name": "Pang Siew Mei", "child_name": "Hao Ran", "child_age": 4}
+    assert reading.facts["parent_phone"] == "+6596667777"
+
+
+async def test_a_burst_typed_in_one_message_books_under_the_parents_name():
+    concierge = Concierge()
+    await concierge.say("can book a tour on 2 Dec at 11?")
+    reply = await concierge.say("Pang Siew Mei\nmy son Hao Ran, 4\n9666 7777")
+    args = reply.called("book_tour")[-1]
+    assert (args["parent_name"], args["child_name"], args["child_age"]) == ("Pang Siew Mei", "Hao Ran", 4)

@@ -23,6 +23,7 @@ from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.when import When, find_when, spans
 
 WHEN_FIELDS = ("preferred_date", "preferred_time")
+PEOPLE_FIELDS = ("parent_name", "child_name", "child_age")
 HESITATE = re.compile(
     r"\b(?:no|not|nope|nah|don'?t|wait|hold on|actually|instead|change|rather|but|hmm|sorry|(?:what|how) about)\b",
     re.IGNORECASE,
@@ -714,15 +715,28 @@ def understand(texts: list[str], hints: Hints) -> Reading:
     return reading
 
 
+def read_lines(text: str, hints: Hints) -> Reading:
+    """One message; typed as a burst, a detail a line ("Rajesh Kumar⏎son Arjun 6⏎9000 1111"), its names are
+    those its lines say read as a burst."""
+    reading = read_message(text, hints)
+    lines = [line for line in text.splitlines() if line.strip()]
+    by_line = understand(lines, hints) if len(lines) > 1 else None
+    if by_line is None or not by_line.child_said:
+        return reading
+    facts = {k: v for k, v in reading.facts.items() if k not in PEOPLE_FIELDS}
+    facts.update({k: v for k, v in by_line.facts.items() if k in PEOPLE_FIELDS})
+    return replace(reading, facts=facts, unsure={}, child_said=True)
+
+
 def _read_all(texts: list[str], hints: Hints, as_parent: Hints | None = None) -> list[Reading]:
     """Each message read with what the earlier ones said known; with `as_parent`, a message that names no child
     in so many words is read again with those hints (the parent's name asked, not the child's)."""
     readings: list[Reading] = []
     known = dict(hints.known)
     for text in texts:
-        reading = read_message(text, replace(hints, known=known))
+        reading = read_lines(text, replace(hints, known=known))
         if as_parent is not None and not reading.child_said:
-            reading = read_message(text, replace(as_parent, known=known))
+            reading = read_lines(text, replace(as_parent, known=known))
         known = {**known, **reading.facts}
         readings.append(reading)
     return readings

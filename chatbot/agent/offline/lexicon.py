@@ -124,6 +124,8 @@ QUESTION_START = _rx(
     rf"^\s*{LEAD_IN}(?:what|what's|whats|how|do|does|did|is|are|can|could|will|would|when|where|which|who|why|should|may"
     r"|any|is there|are there)\b"
 )
+# a question said by its ending, as Singapore and Malaysian parents ask: "after school care got or not", "can or not"
+QUESTION_END = _rx(r"\b(?:or not|or no)\W*$")
 INFO_REQUEST = _rx(
     r"\b(?:tell me about|info(?:rmation)? (?:on|about)|i'?d like to know|want to know|wondering|curious)\b"
 )
@@ -176,11 +178,12 @@ NO_REASON = _rx(  # what follows "cancel it," that is no reason: fillers, polite
     r"|asap|now|right now|today|then|lah|ya|sure|for me|for us|the tour|the booking|it|that|about that"
     r"|for the (?:trouble|inconvenience|hassle))\W*)+"
 )
-TOPIC = _rx(r"\b(?:about|regarding|re:|concerning|to discuss)\s+(?:the |your |our )?([^?.!,;]{2,80})")
+TOPIC = _rx(r"\b(?:about|abt|regarding|re:|(?<!')re(?=\s)|concerning|to discuss)\s+"
+            r"(?:the |your |our )?([^?.!,;]{2,80})")
 TOPIC_TAIL = _rx(r"\s+(?:please|pls|thanks?)$")
 CALL_TIME = _rx(
     r"\b(?:any ?time|asap|as soon as possible|right now|later today|after work"
-    r"|(?:between|from) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)? ?(?:and|to|-|–) ?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?"
+    r"|(?:between|from) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)? ?(?:and|n|&|to|-|–) ?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?"
     r"|(?:after|from|before|until|till) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?)(?!\w)"
 )
 ANY_TIME = _rx(r"any ?time")
@@ -209,8 +212,9 @@ _NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # L
 HAN_WORD = re.compile(r"[\u4e00-\u9fff]+")
 MAX_HAN_NAME = 4  # a Chinese name has two to four characters
 # between the parts of a name: "Muhammad Irfan bin Ahmad", "Nur Alya binti Rahman", "Ravi s/o Kumar"
-NAME_CONNECTORS = frozenset(["bin", "binti", "bte", "bt", "b.", "a/l", "a/p", "s/o", "d/o", "van", "von", "de", "al"])
-_CONNECTOR = r"(?:bin|binti|bte|bt|b\.|a/l|a/p|s/o|d/o)"
+NAME_CONNECTORS = frozenset(["bin", "binti", "binte", "bte", "bt", "b.", "a/l", "a/p", "s/o", "d/o", "van", "von", "de",
+                             "al"])
+_CONNECTOR = r"(?:bin|binti|binte|bte|bt|b\.|a/l|a/p|s/o|d/o)"
 _INITIAL = r"[A-Z]\.?"  # "R. Priya", "Priya R": an initial, kept only beside a name
 # a name of up to six parts (its words are checked by understanding._clean_name)
 _NAMES = rf"(?:{_INITIAL}\s*)?{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?{_NAME}){{0,4}}(?:\s+{_INITIAL}\b)?"
@@ -223,6 +227,8 @@ PARENT_NAME = [
     _rx(rf"{_OTHERS}\bname:?\s+({_NAMES})"),
     _rx(rf"^\s*({_NAME}(?:\s+{_NAME})?)\s+here\b"),
 ]
+# a reason given by the way ("petang sbb pagi sy kerja": afternoon, as I work mornings): says no one's name
+BECAUSE_CLAUSE = _rx(r"\b(?:because|coz|cos|cuz|bc|since)\b[^.?!,;\n]*")
 # the speaker naming themself; without it, a bare "name is Aisha" names whoever was just asked about
 OWN_NAME = _rx(rf"\b(?:{_SPEAKER}|my name)\b")
 # a child named in so many words: the whole name is taken ("my child's name is Nur Aisyah")
@@ -296,11 +302,12 @@ ADDS_CHILD = _rx(
 SIBLING_NAME = _rx(rf"\b(?:brother|sister|sibling|son|daughter|boy|girl|baby|toddler)\s*,?\s+(?-i:({_CAP}))")
 # where a bare answer's name ends: not at the dot of an initial or a title ("R. Priya", "Mr. Tan")
 LEADING_NAME = re.compile(r"[,(!?;:]|(?<!\b[A-Z])(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b[Mm]s)(?<!\b[Dd]r)(?<!\b[Mm]dm)\.")
-# "Jon 91234567", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...": the name, then maybe a label;
+# "Jon 91234567", "S. Muthukumar, 8456 7890", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...":
+# the name, then maybe a label;
 # three or four words only when each is capitalised ("Mei Ling Ong, 8123 4567"; not "i want to book 9123...")
 _PHONE_LABEL = (r"(?:(?:my\s+|the\s+)?(?:phone|mobile|hp|h/p|handphone|tel|cell|contact|whatsapp|wa)"
                 r"(?:\s+(?:number|no\.?|num))?|(?:my\s+)?(?:number|no\.?))(?:\s+is)?")
-NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)({_NAME}(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
+NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)((?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
                         rf"[\s,:(-]*(?:{_PHONE_LABEL})?[\s,:.(-]*$")
 NOT_TIME = r"(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b)"
 AGE = [
@@ -337,6 +344,7 @@ SPELLED = _rx(rf"^\W*(?:it'?s|it is|(?:my |his |her )?name(?:'s| is))?\s*(?:spel
 BARE_CORRECTION = _rx(
     rf"^\W*(?:sorry|oops|actually|correction|no|wait|i meant|i mean)\W+(?:it'?s\s+|its\s+|it is\s+)?({_NAME})\W*$"
 )
+# ("Jun", "Jan" are not here: given names far more often than a month said without its day, which is masked)
 _NOT_A_NAME = """
     a an the and or but so to for from with at on in of by my our your his her their it its it's i me we us you
     i'm im i'd i'll i've we're we'd we'll that's there's what's he'll she'll they're he's she's
@@ -348,7 +356,7 @@ _NOT_A_NAME = """
     morning afternoon evening today tomorrow tonight week weekend next this coming am pm noon
     instead now later asap soon again anytime whenever after before between until till around
     monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
-    january february march april june july august september october november december jan feb mar apr jun jul
+    january february march april june july august september october november december feb mar apr jul
     aug sep sept oct nov dec about regarding because called named name age aged years old year
     one two three four five six seven eight nine ten first second third last another other younger older
     1st 2nd 3rd 4th 5th 6th fourth fifth sixth
@@ -392,3 +400,6 @@ def _endings(lists: list[dict]) -> re.Pattern:
 _LISTS = _word_lists()
 NOT_A_NAME = frozenset(_NOT_A_NAME.split()) | _lexicon_words(_LISTS)
 NOT_NAME_ENDING = _endings(_LISTS)
+# the first character of a Chinese name: a common surname, or a nickname's prefix (小明, 阿强, 老王); a word in a
+# question that starts otherwise ("可以带孩子一起参观吗": 一起, together) is no name
+HAN_NAME_START = frozenset("".join(data.get("name_starts", "") for data in _LISTS))

@@ -32,7 +32,7 @@ from chatbot.agent.offline.understanding import (
     Hints,
     Reading,
     merge_children,
-    read_message,
+    read_lines,
     region_for,
     says_yes,
     understand,
@@ -178,7 +178,7 @@ class Turn:
             asks = answered[index]
             asked = _asked(DialogueState([a for a in asks if a in ASKS], next((a for a in asks if a in TASKS), "")),
                            {})
-            reading = read_message(text, replace(self.hints, asked=asked, options=0, known=dict(known),
+            reading = read_lines(text, replace(self.hints, asked=asked, options=0, known=dict(known),
                                                  asked_ages_of=()))
             known.update(reading.facts)
             readings.append((reading, int(index >= len(said) - current)))

@@ -23,6 +23,7 @@ from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.when import When, find_when, spans
 
 WHEN_FIELDS = ("preferred_date", "preferred_time")
+PEOPLE_FIELDS = ("parent_name", "child_name", "child_age")
 HESITATE = re.compile(
     r"\b(?:no|not|nope|nah|don'?t|wait|hold on|actually|instead|change|rather|but|hmm|sorry|(?:what|how) about)\b",
     re.IGNORECASE,
@@ -83,6 +84,7 @@ class Reading:
     adds_child: bool = False  # "and her brother Max": one more child, not a new booking or a correction
     said: dict[str, str] = field(default_factory=dict)  # a question in English words -> the parent's own words
     unsure: dict[str, str] = field(default_factory=dict)  # a name said without saying whose: {"child_name": "Mira"}
+    child_said: bool = False  # the child's name came with a word that says it is the child's ("son Irfan")
 
     def merge(self, other: "Reading") -> "Reading":
         """This reading with a later message's reading on top (later facts win)."""
@@ -113,6 +115,7 @@ class Reading:
             adds_child=self.adds_child or other.adds_child,
             said={**self.said, **other.said},
             unsure={**self.unsure, **other.unsure},
+            child_said=self.child_said or other.child_said,
         )
 
 
@@ -296,7 +299,7 @@ def _sentences(text: str) -> list[str]:
 
 
 def _is_question(sentence: str) -> bool:
-    asks = lx.QUESTION_START.match(sentence) or lx.INFO_REQUEST.search(sentence)
+    asks = lx.QUESTION_START.match(sentence) or lx.INFO_REQUEST.search(sentence) or lx.QUESTION_END.search(sentence)
     return sentence.rstrip().endswith("?") or bool(asks)
 
 
@@ -458,6 +461,9 @@ def read_message(text: str, hints: Hints) -> Reading:
             reading.reason = _reason(sentence)
         if lx.SPECIAL.search(sentence):
             reading.facts["special_requirements"] = sentence.strip()[:200]
+    topic, waitlist = lx.TOPIC.search(text), lx.WAITLIST.search(text)
+    if "callback" in reading.intents and topic and waitlist and waitlist.start() >= topic.start(1):
+        reading.intents.discard("waitlist")  # "call me tmr? abt the waiting list": what the call is about
     if glossed.languages:  # the FAQ is asked in the parent's own words
         reading.said = {q: glossed.original(q) for q in reading.questions}
     vague = [q for q in reading.questions if not _names_a_slot(q, hints)]
@@ -486,18 +492,22 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts[fixed[0]] = fixed[1]
         reading.corrections.add(fixed[0])
     else:
-        parent = _name(lx.PARENT_NAME, bare)
+        parent = _name(lx.PARENT_NAME, _mask(bare, [m.span() for m in lx.BECAUSE_CLAUSE.finditer(bare)]))
         child = (_name(lx.CHILD_NAMED, bare) or _name(lx.CHILD_NAME, bare, whole=False)
                  or _name_before(lx.CHILD_NAME_BEFORE, bare) or _name_before(lx.CHILD_NAME_FIRST, bare, False))
         if (parent and not child and "child_name" in hints.asked and "parent_name" not in hints.asked
                 and not lx.OWN_NAME.search(bare)):  # "shes 5, name is Aisha" answers "What's your daughter's name?"
             parent, child = None, parent
+        swapped = child if parent is None else ""
+        if _is_question(text):  # "可以带孩子一起参观吗": a word of the question, not a name
+            parent, child = (name if name and _could_be_han_name(name) else "" for name in (parent, child))
         if child and child == parent and lx.OWN_NAME.search(bare):  # "my name is Farah, she's 5": Farah is the parent
             child = ""
         if parent and parent != child:
             reading.facts["parent_name"] = parent
         if child:
             reading.facts["child_name"] = child
+            reading.child_said = child != swapped
         if not (parent or child):
             _bare_names(bare, text, reading, hints)
     born = lx.BIRTH.search(text)
@@ -513,6 +523,11 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     relation = lx.RELATION.search(bare)
     if relation:
         reading.relation = relation.group(1).lower()
+
+
+def _could_be_han_name(name: str) -> bool:
+    """False for a Chinese word that starts with neither a surname nor a nickname's prefix."""
+    return not lx.HAN_WORD.match(name) or name[0] in lx.HAN_NAME_START
 
 
 def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
@@ -659,7 +674,9 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     extreme = lx.EXTREME.search(text) if hints.options else None
     reading.extreme = ("soonest" if extreme.group(1) else "latest") if extreme else ""
     hour = lx.HOUR_ONLY.match(bare)
-    if hour and reading.choice is None and hints.options and len(text.split()) <= 5 and 0 < int(hour.group(1)) < 24:
+    age = hour and reading.facts.get("child_age") == int(hour.group(1))  # "son Arjun 6": his age, not 6 o'clock
+    if (hour and not age and reading.choice is None and hints.options and len(text.split()) <= 5
+            and 0 < int(hour.group(1)) < 24):
         reading.hour = int(hour.group(1))
     if "callback" in reading.intents or "call_time" in hints.asked:
         call_time = lx.CALL_TIME.search(text)
@@ -685,11 +702,44 @@ def _corrected(reading: Reading) -> set[str]:
 
 
 def understand(texts: list[str], hints: Hints) -> Reading:
-    """Read this turn's messages in order; later messages override (and may correct) earlier ones."""
+    """Read this turn's messages in order; later messages override (and may correct) earlier ones. In a burst
+    that answers the child's name with a word that says whose it is ("son Irfan 4yo"), a name said bare on a
+    line of its own ("Muhammad Faiz bin Rahman", "Name is Tan Wei Ming") is the parent's, not the child's."""
+    readings = _read_all(texts, hints)
+    if len(texts) > 1 and any(r.child_said for r in readings):
+        as_parent = replace(hints, asked=(hints.asked - {"child_name", "child_age"}) | {"parent_name"})
+        readings = _read_all(texts, hints, as_parent)
     reading = Reading()
-    for text in texts:
-        reading = reading.merge(read_message(text, replace(hints, known={**hints.known, **reading.facts})))
+    for one in readings:
+        reading = reading.merge(one)
     return reading
+
+
+def read_lines(text: str, hints: Hints) -> Reading:
+    """One message; typed as a burst, a detail a line ("Rajesh Kumar⏎son Arjun 6⏎9000 1111"), its names are
+    those its lines say read as a burst."""
+    reading = read_message(text, hints)
+    lines = [line for line in text.splitlines() if line.strip()]
+    by_line = understand(lines, hints) if len(lines) > 1 else None
+    if by_line is None or not by_line.child_said:
+        return reading
+    facts = {k: v for k, v in reading.facts.items() if k not in PEOPLE_FIELDS}
+    facts.update({k: v for k, v in by_line.facts.items() if k in PEOPLE_FIELDS})
+    return replace(reading, facts=facts, unsure={}, child_said=True)
+
+
+def _read_all(texts: list[str], hints: Hints, as_parent: Hints | None = None) -> list[Reading]:
+    """Each message read with what the earlier ones said known; with `as_parent`, a message that names no child
+    in so many words is read again with those hints (the parent's name asked, not the child's)."""
+    readings: list[Reading] = []
+    known = dict(hints.known)
+    for text in texts:
+        reading = read_lines(text, replace(hints, known=known))
+        if as_parent is not None and not reading.child_said:
+            reading = read_lines(text, replace(as_parent, known=known))
+        known = {**known, **reading.facts}
+        readings.append(reading)
+    return readings
 
 
 def says_yes(text: str, actions: tuple[str, ...] = ()) -> bool:

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from bookings import selectors, signals
+from bookings.intake import in_window, read_window
 from bookings.models import (
     WEEKDAY_NAMES,
     BookingChild,
@@ -136,6 +137,9 @@ def _matches_preference(start: dt.time, preferred_times: list[str] | None) -> bo
                 return True
         elif pref in ("any", "anytime", "any time"):
             return True
+        elif read_window(pref):
+            if in_window(start.strftime("%H:%M"), *read_window(pref)):
+                return True
         else:
             try:
                 if dt.time.fromisoformat(pref) == start:

@@ -200,7 +200,7 @@ NUMBERED = _rx(
 )
 # The soonest or the latest of the options listed (of those that fit the day or time said with it)
 # ("the earlier one", "the later slot": of two, said as a comparison)
-_OF_LIST = r"(?:one|slot|time|option|session|tour)"
+_OF_LIST = r"(?:one|slot|time|option|session|tour)s?"
 _ALONE = r"(?=\s*(?:la+h?|leh|pls|please)?\s*[.!]*\s*$)"  # "the earlier pls": nothing follows
 EXTREME = _rx(rf"\b(?:(soonest|earliest|first available|next available|(?:the\s+)?(?:earlier|sooner)\s+{_OF_LIST}"
               rf"|the\s+(?:earlier|sooner){_ALONE})|(latest|(?:the\s+)?later\s+{_OF_LIST}|the\s+later{_ALONE}))\b")

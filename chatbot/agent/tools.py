@@ -161,7 +161,7 @@ def check_availability(
 
     Args:
         date_range_start: ISO date or phrase.
-        preferred_times: e.g. ["morning"], ["14:00"].
+        preferred_times: e.g. ["morning"], ["14:00"], or a window ["after 10:00"], ["10:00-12:00"].
     """
     ctx = _ctx()
     start = parse_date(date_range_start, ctx.today) if date_range_start else None

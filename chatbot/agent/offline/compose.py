@@ -75,8 +75,6 @@ def _book(turn: "Turn") -> str:
     offered = _availability(turn)
     if result and result.get("status") == "missing_fields" and result.get("options"):
         offered = replies.options(result["options"], turn.today)
-    elif not offered and turn.offer_stands and set(turn.missing) <= set(WHEN_FIELDS):  # the last offer, again
-        offered = replies.options(turn.offer_stands, turn.today)
     who = replies.join_names([str(c["name"]) for c in turn.family if c.get("name")]) if turn.several else str(
         facts.get("child_name") or "")
     if turn.starting and not offered:

@@ -599,10 +599,8 @@ class Turn:
         return self._book() if self.then and self.conv.called("manage_tour_booking") else []
 
     def _follow_up(self) -> list[Call]:
-        """Offer slots when only the slot is missing (a booking) and no offer stands, or the tool asks for the new
-        one (a move)."""
-        if (self.flow == "book" and not self.conv.called("check_availability") and not self._ambiguous
-                and not self.offer_stands):
+        """Offer slots when only the slot is missing (a booking), or the tool asks for the new one (a move)."""
+        if self.flow == "book" and not self.conv.called("check_availability") and not self._ambiguous:
             result = self.conv.last_result("book_tour")
             if result is None:
                 missing = self.missing
@@ -616,14 +614,6 @@ class Turn:
             if "booking_id" not in missing and not self.conv.called("check_availability"):
                 return [Call("check_availability", self.when_args)]
         return []
-
-    @cached_property
-    def offer_stands(self) -> list[dict]:
-        """The slots the last reply offered, when this message said nothing of when (it gave details): that offer
-        stands and is made again, not a wider search ('half 3ish' offered the nearest tour only)."""
-        said_when = not self.reading.when.is_empty or self.reading.choice is not None or self.reading.hour is not None
-        slots = [{"date": o.date, "time": o.time} for o in self.state.options if not o.booking_id]
-        return [] if said_when or self.reading.extreme or len(slots) != len(self.state.options) else slots
 
     @property
     def _ambiguous(self) -> bool:

@@ -29,12 +29,51 @@ CHILD_KEYS = ("name", "age", "date_of_birth", "year_group")
 SIMILAR_NAME = 0.75  # "Miah" for "Mia" (0.86) respells it; "Max" for "Mia" (0.67) is another child
 REQUIRED = ("child_name", "child_age", "parent_name", "parent_phone", "preferred_date", "preferred_time")
 PARTS_OF_DAY = {"morning": (0, 12), "afternoon": (12, 17), "evening": (17, 24)}
+AFTERNOON_ENDS = "16:59"  # the last minute of the afternoon (PARTS_OF_DAY)
+_CLOCK = r"(?:[01]\d|2[0-3]):[0-5]\d"
+# a window of the day as search_args writes it in preferred_times: "after 10:00", "before 12:00", "10:00-12:00"
+WINDOW_FORM = re.compile(rf"^\s*(?:after\s+(?P<after>{_CLOCK})|before\s+(?P<before>{_CLOCK})"
+                         rf"|(?P<start>{_CLOCK})\s*-\s*(?P<end>{_CLOCK}))\s*$", re.IGNORECASE)
 
 
 def part_of_day(time: str) -> str:
     """The part of the day a "HH:MM" start time falls in."""
     hour = int(time[:2])
     return next(name for name, (first, last) in PARTS_OF_DAY.items() if first <= hour < last)
+
+
+def window_text(after: str | None, before: str | None) -> str:
+    """A window as preferred_times takes it: "after 10:00", "before 12:00", "10:00-12:00"."""
+    if after and before:
+        return f"{after}-{before}"
+    return f"after {after}" if after else f"before {before}"
+
+
+def read_window(text: str) -> tuple[str | None, str | None] | None:
+    """(after, before) of a window written as `window_text` writes it; None for anything else."""
+    match = WINDOW_FORM.match(str(text))
+    if not match:
+        return None
+    return match.group("after") or match.group("start"), match.group("before") or match.group("end")
+
+
+def window_part(after: str | None, before: str | None) -> str | None:
+    """The part of the day a window lies in ("after 5": evening; "before 10", "between 10 and 12": morning;
+    "after lunch": afternoon); None when it spans two ("after 10", "between 11 and 1"). A window open at its end
+    runs to the end of the school's afternoon, or to its own start when that is later."""
+    last = _minute_before(before) if before and before != "00:00" else max(after or "00:00", AFTERNOON_ENDS)
+    parts = {part_of_day(t) for t in (after, last) if t}
+    return parts.pop() if len(parts) == 1 else None
+
+
+def _minute_before(time: str) -> str:
+    minutes = int(time[:2]) * 60 + int(time[3:]) - 1
+    return f"{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def in_window(time: str, after: str | None, before: str | None) -> bool:
+    """Whether a start time ("14:00") lies in the window (from `after`, until before `before`)."""
+    return (after or "00:00") <= time < (before or "24:00")
 
 
 @dataclass
@@ -48,6 +87,8 @@ class Intake:
     date_to: str | None = None
     part_of_day: str | None = None  # "morning", "afternoon", "evening"
     preferred_time: str | None = None  # "HH:MM"
+    time_after: str | None = None  # a window of the day ("after 10", "between 10 and 12"): "HH:MM"
+    time_before: str | None = None
 
     # --- reading and writing the stored form --------------------------------------------------------------
 
@@ -148,11 +189,14 @@ class Intake:
         date_to: dt.date | str | None = None,
         part: str | None = None,
         time: str | None = None,
+        window: tuple[str | None, str | None] = (None, None),
     ) -> None:
         """Refine when the parent wants to come with what they just said; unsaid constraints stay.
 
         A day replaces a range and a range replaces a day; a start time replaces
-        the part of the day; a part of the day drops a start time outside it."""
+        the part of the day and the window; a window ("after 10", with the part of the day it lies in, if one)
+        replaces both and drops a start time outside it; a part of the day said alone replaces the window and
+        drops a start time outside it."""
         if date:
             self.preferred_date, self.date_from, self.date_to = _iso(date), None, None
         elif date_from:
@@ -162,13 +206,16 @@ class Intake:
             else:
                 self.preferred_date, self.date_from, self.date_to = None, start, end
         if time:
-            self.preferred_time, self.part_of_day = time, None
+            self.preferred_time, self.part_of_day, self.time_after, self.time_before = time, None, None, None
+        elif any(window):
+            self.time_after, self.time_before = window
+            self.part_of_day = part if part in PARTS_OF_DAY else window_part(*window)
         elif part in PARTS_OF_DAY:
-            self.part_of_day = part
-            if self.preferred_time and part_of_day(self.preferred_time) != part:
-                self.preferred_time = None
+            self.part_of_day, self.time_after, self.time_before = part, None, None
         elif part == "any":
-            self.part_of_day = None
+            self.part_of_day = self.time_after = self.time_before = None
+        if self.preferred_time and not self.fits_time(self.preferred_time):
+            self.preferred_time = None
 
     def day_in_range(self, weekday: int) -> str | None:
         """The day that falls on `weekday` in the range asked for ("next week" then "Thursday") or, when one day
@@ -201,6 +248,7 @@ class Intake:
 
     def forget_when(self) -> None:
         self.preferred_date = self.date_from = self.date_to = self.part_of_day = self.preferred_time = None
+        self.time_after = self.time_before = None
 
     # --- what follows from it ------------------------------------------------------------------------------
 
@@ -220,6 +268,8 @@ class Intake:
             args = {"date_range_start": self.date_from, "date_range_end": self.date_to or self.date_from}
         if self.preferred_time:
             args["preferred_times"] = [self.preferred_time]
+        elif self.time_after or self.time_before:
+            args["preferred_times"] = [window_text(self.time_after, self.time_before)]
         elif self.part_of_day:
             args["preferred_times"] = [self.part_of_day]
         return args
@@ -233,8 +283,10 @@ class Intake:
         return self.fits_time(time)
 
     def fits_time(self, time: str) -> bool:
-        """Whether a start time ("14:00") is the time, or in the part of the day, the parent asked for."""
+        """Whether a start time ("14:00") is the time, or in the window and part of the day, the parent asked for."""
         if self.preferred_time and time != self.preferred_time:
+            return False
+        if not in_window(time, self.time_after, self.time_before):
             return False
         return not (self.part_of_day and part_of_day(time) != self.part_of_day)
 
@@ -262,8 +314,8 @@ def _valid(name: str, value: Any) -> bool:
         return False
     if name == "part_of_day":
         return value in PARTS_OF_DAY
-    if name == "preferred_time":
-        return bool(re.fullmatch(r"([01]\d|2[0-3]):[0-5]\d", value))
+    if name in ("preferred_time", "time_after", "time_before"):
+        return bool(re.fullmatch(_CLOCK, value))
     try:
         dt.date.fromisoformat(value)
     except ValueError:

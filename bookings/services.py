@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_noop
 
 from bookings import selectors, signals
+from bookings.intake import in_window, read_window
 from bookings.models import (
     WEEKDAY_NAMES,
     BookingChild,
@@ -136,6 +137,9 @@ def _matches_preference(start: dt.time, preferred_times: list[str] | None) -> bo
                 return True
         elif pref in ("any", "anytime", "any time"):
             return True
+        elif read_window(pref):
+            if in_window(start.strftime("%H:%M"), *read_window(pref)):
+                return True
         else:
             try:
                 if dt.time.fromisoformat(pref) == start:
@@ -260,7 +264,7 @@ def check_slot(school: School, day: dt.date, start_time: dt.time, *, now: dt.dat
         listed = ", ".join(t.strftime("%H:%M") for t in tour_times(school))
         raise BookingError("not_a_tour_time", gettext_noop("Tours start at %(times)s; %(time)s isn't one of them."),
                            params={"times": listed, "time": start_time}, field="preferred_time",
-                           alternatives=available_slots(school, day, day, now=now)
+                           alternatives=_nearest(available_slots(school, day, day, now=now), start_time)
                            or next_open_slots(school, after=day, now=now))
     starts_at = dt.datetime.combine(day, start_time, school.tz)
     earliest, _ = _bookable_window(school, now)
@@ -271,6 +275,16 @@ def check_slot(school: School, day: dt.date, start_time: dt.time, *, now: dt.dat
             alternatives=next_open_slots(school, now=now),
         )
     return starts_at
+
+
+def _nearest(slots: list[SlotView], start_time: dt.time) -> list[SlotView]:
+    """The open slots whose start is nearest to a time that is no tour start ("half 3ish": the 16:00 tour; "10":
+    the 09:00 and the 11:00)."""
+    def gap(slot: SlotView) -> int:
+        return abs((slot.local_time.hour - start_time.hour) * 60 + slot.local_time.minute - start_time.minute)
+
+    nearest = min(map(gap, slots), default=0)
+    return [slot for slot in slots if gap(slot) == nearest]
 
 
 def tour_slot(school: School, starts_at: dt.datetime) -> TourSlot:

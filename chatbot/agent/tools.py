@@ -26,7 +26,7 @@ from django.utils.translation import gettext_noop
 from bookings import callbacks, waitlist
 from bookings import selectors as booking_selectors
 from bookings import services as bookings
-from bookings.intake import DETAILS, Intake
+from bookings.intake import DETAILS, Intake, read_window
 from bookings.models import WEEKDAY_NAMES, CallbackRequest, School, TourBooking, join_names
 from bookings.services import BookingError, SlotView, describe_date
 from chatbot import faq
@@ -144,6 +144,9 @@ def _normalise_times(preferred_times: list[str] | str | None) -> list[str]:
         preferred_times = [preferred_times]
     result = []
     for item in preferred_times or []:
+        if read_window(item):  # "after 10:00", "10:00-12:00": a window, kept as written
+            result.append(str(item).strip().lower())
+            continue
         exact = parse_time(item)
         result.append(exact.strftime("%H:%M") if exact else (time_of_day(item) or str(item).strip().lower()))
     return [item for item in result if item]
@@ -158,7 +161,7 @@ def check_availability(
 
     Args:
         date_range_start: ISO date or phrase.
-        preferred_times: e.g. ["morning"], ["14:00"].
+        preferred_times: e.g. ["morning"], ["14:00"], or a window ["after 10:00"], ["10:00-12:00"].
     """
     ctx = _ctx()
     start = parse_date(date_range_start, ctx.today) if date_range_start else None
@@ -216,6 +219,8 @@ def _record(intake: Intake, name: str, value) -> None:
     """Put one cleaned field into the intake: a detail, or what it says about when."""
     if name == "preferred_date":
         intake.record_when(date=value)
+    elif name == "preferred_time" and read_window(value):
+        intake.record_when(window=read_window(value))
     elif name == "preferred_time":
         intake.record_when(**({"time": value} if ":" in str(value) else {"part": value}))
     else:
@@ -342,9 +347,10 @@ def book_tour(
             intake.forget(exc.field or "preferred_date")
             _keep(ctx, intake)
             return _booking_error(exc, asked)
-    if intake.part_of_day and intake.preferred_date and not intake.preferred_time:
+    times = intake.search_args().get("preferred_times")  # the part of the day or the window asked for
+    if times and intake.preferred_date and not intake.preferred_time:
         day = dt.date.fromisoformat(intake.preferred_date)
-        options = bookings.available_slots(ctx.school, day, day, [intake.part_of_day], now=ctx.now)
+        options = bookings.available_slots(ctx.school, day, day, times, now=ctx.now)
         ctx.active.slots_shown = _slot_dicts(options) or ctx.active.slots_shown
         return {"status": "missing_fields", "missing": ["preferred_time"], "collected": collected,
                 "message": "Please choose an exact tour start time.", "options": _slot_dicts(options)}

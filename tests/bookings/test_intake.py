@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bookings.intake import DETAILS, REQUIRED, Intake, part_of_day
+from bookings.intake import DETAILS, REQUIRED, Intake, part_of_day, read_window, window_part, window_text
 
 TUE, WED, THU = "2026-12-01", "2026-12-02", "2026-12-03"
 
@@ -294,3 +294,40 @@ def test_a_bare_weekday_falls_in_the_range_or_in_the_week_of_the_day_held():
     assert (held.day_in_range(2), held.day_in_range(0), held.day_in_range(6)) == (
         "2026-12-02", "2026-11-30", "2026-12-06")
     assert Intake().day_in_range(2) is None
+
+
+# --- a window of the day ("after 10", "between 10 n 12") -------------------------------------------------------
+
+
+def test_a_window_is_kept_and_searched_as_written():
+    intake = Intake()
+    intake.record_when(date="2026-12-07", window=("10:00", "12:00"))
+    assert (intake.time_after, intake.time_before, intake.part_of_day) == ("10:00", "12:00", "morning")
+    assert intake.search_args()["preferred_times"] == ["10:00-12:00"]
+    assert [t for t in ("09:00", "11:00", "14:00") if intake.fits_time(t)] == ["11:00"]
+    intake.record_when(date="2026-12-08")  # a new day keeps the window
+    assert Intake.from_dict(intake.as_dict()).search_args()["preferred_times"] == ["10:00-12:00"]
+
+
+def test_a_time_or_a_part_of_the_day_said_later_replaces_the_window():
+    intake = Intake()
+    intake.record_when(window=("10:00", None))
+    intake.record_when(time="14:00")
+    assert (intake.time_after, intake.preferred_time) == (None, "14:00")
+    intake.record_when(window=(None, "12:00"))
+    assert intake.preferred_time is None  # 14:00 is outside "before 12"
+    intake.record_when(part="afternoon")
+    assert (intake.time_before, intake.part_of_day) == (None, "afternoon")
+
+
+@pytest.mark.parametrize(("window", "part"), [
+    (("10:00", None), None), (("13:00", None), "afternoon"), (("17:00", None), "evening"),
+    ((None, "10:00"), "morning"), (("10:00", "12:00"), "morning"), (("11:00", "13:00"), None),
+])
+def test_the_part_of_the_day_a_window_lies_in(window, part):
+    assert window_part(*window) == part
+
+
+@pytest.mark.parametrize("window", [("10:00", None), (None, "12:00"), ("10:00", "12:00")])
+def test_a_window_reads_back_as_written(window):
+    assert read_window(window_text(*window)) == window

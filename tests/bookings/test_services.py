@@ -328,13 +328,16 @@ def test_today_is_too_soon_not_past(school, contact, next_weekday):
     assert_open_alternatives(school, err.alternatives, now)
 
 
-@pytest.mark.parametrize("asked", [dt.time(10), dt.time(9, 30), dt.time(14, 1), dt.time(0)])
-def test_a_time_that_is_not_a_tour_start_is_refused(school, contact, tuesday, now, asked):
+@pytest.mark.parametrize(("asked", "nearest"), [
+    (dt.time(10), (NINE, ELEVEN)), (dt.time(9, 30), (NINE,)), (dt.time(14, 1), (TWO,)), (dt.time(0), (NINE,)),
+    (dt.time(15, 30), (FOUR,)),
+])
+def test_a_time_that_is_not_a_tour_start_is_refused(school, contact, tuesday, now, asked, nearest):
     err = refused("not_a_tour_time", "preferred_time", book, school=school, contact=contact, day=tuesday,
                   time=asked, now=now)
     assert err.message == f"Tours start at 09:00, 11:00, 14:00, 16:00; {asked:%H:%M} isn't one of them."
     assert_open_alternatives(school, err.alternatives, now)
-    assert [(a.local_date, a.local_time) for a in err.alternatives] == [(tuesday, t) for t in (NINE, ELEVEN, TWO, FOUR)]
+    assert [(a.local_date, a.local_time) for a in err.alternatives] == [(tuesday, t) for t in nearest]  # nearest
     assert_nothing_booked()
 
 

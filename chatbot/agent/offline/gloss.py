@@ -140,7 +140,9 @@ def _lexicons() -> _Lexicons:
     variants.sort(key=lambda v: -len(v.written.lstrip("=").replace("{n}", "00").replace("{m}", "00")))
     number_words.sort(key=lambda w: -len(w[0]))
     numbers = re.compile("|".join(f"(?:{_variant_pattern(w, script)})" for w, script in number_words), re.IGNORECASE)
-    numeral = re.compile(rf"[{''.join(numerals)}]{{1,3}}(?=\s*[{counters}])") if numerals and counters else None
+    # ("同一时间": 时间 is the word "time", not a clock's hour)
+    numeral = re.compile(rf"[{''.join(numerals)}]{{1,3}}(?=\s*[{counters}])(?!\s*[时時][间間])") if (
+        numerals and counters) else None
     week_words.sort(key=len, reverse=True)
     week = re.compile(rf"({'|'.join(map(re.escape, week_words))})(?=[一二三四五六日天1-6])") if week_words else None
     return _Lexicons(tuple(variants), numbers, digits, numeral, numerals, week)

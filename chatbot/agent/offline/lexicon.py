@@ -202,7 +202,13 @@ NUMBERED = _rx(
     r"|^\W*(?:the\s+)?(\d)(?:st|nd|rd|th)\W*(?:please|pls|plz)?\W*$"  # a bare "the 2nd" while options are listed
 )
 # The soonest or the latest of the options listed (of those that fit the day or time said with it)
-EXTREME = _rx(r"\b(?:(soonest|earliest|first available|next available)|(latest))\b")
+# ("the earlier one", "the later slot": of two, said as a comparison)
+_OF_LIST = r"(?:one|slot|time|option|session|tour)s?"
+_ALONE = r"(?=\s*(?:la+h?|leh|pls|please)?\s*[.!]*\s*$)"  # "the earlier pls": nothing follows
+EXTREME = _rx(rf"\b(?:(soonest|earliest|first available|next available|(?:the\s+)?(?:earlier|sooner)\s+{_OF_LIST}"
+              rf"|the\s+(?:earlier|sooner){_ALONE})|(latest|(?:the\s+)?later\s+{_OF_LIST}|the\s+later{_ALONE}))\b")
+# The time of the tour being moved, kept on the new day ("thurs same time instead", "friday, same slot")
+SAME_TIME = _rx(r"\b(?:the\s+)?same\s+(?:time|slot|hour)\b")
 BARE_NUMBER = _rx(r"^\s*(\d{1,2})\s*[.)!]?\s*(?:please|pls)?\s*$")
 HOUR_ONLY = _rx(r"^\D*?\b(\d{1,2})\b(?!\s*(?:years?|yrs?|y/?o|yo|kids?|children|people|:))\D*$")
 

@@ -26,7 +26,7 @@ from chatbot.agent.offline import replies
 from chatbot.agent.offline.compose import compose
 from chatbot.agent.offline.conversation import Conversation, read
 from chatbot.agent.offline.gloss import gloss
-from chatbot.agent.offline.lexicon import CALLBACK_REF, NO, YES
+from chatbot.agent.offline.lexicon import CALLBACK_REF, NO, SAME_TIME, YES
 from chatbot.agent.offline.understanding import (
     WHEN_FIELDS,
     Hints,
@@ -373,7 +373,8 @@ class Turn:
         if date and when.kind == "weekday":  # "next week" (or "next Tuesday") then "Thursday": that week's Thursday
             near = intake.day_in_range(date.weekday())
             date = near if near and near > self.today.isoformat() else date
-        intake.record_when(date=date, date_from=when.start, date_to=when.end, part=when.part_of_day, time=when.time)
+        intake.record_when(date=date, date_from=when.start, date_to=when.end, part=when.part_of_day, time=when.time,
+                           window=(when.after, when.before))
         return intake
 
     @cached_property
@@ -713,6 +714,8 @@ class Turn:
         same_part = not part or (tour.get("time") and part_of_day(str(tour["time"])) == part)
         if date and not time and same_part and "preferred_date" in self.reading.corrections and self.booked:
             time = tour.get("time")  # "I meant Thursday": the same time on the day meant
+        if date and not time and self.same_time:
+            time = tour.get("time")  # "thurs same time instead": the time of the tour being moved
         if date and time:
             args = {"booking_id": ref, "action": "reschedule", "new_date": date, "new_time": time}
             return [Call("manage_tour_booking", args)]
@@ -724,6 +727,11 @@ class Turn:
         if self.booked and self.reading.correcting and "date_range_start" not in args and tour.get("date"):
             args = {"date_range_start": tour["date"], "date_range_end": tour["date"], **args}  # "the other slot"
         return [Call("check_availability", args)]
+
+    @cached_property
+    def same_time(self) -> bool:
+        """Whether this message keeps the time of the tour being moved ("friday, same time")."""
+        return any(SAME_TIME.search(gloss(text).text) for text in self.conv.turn_texts)
 
     @cached_property
     def target_tour(self) -> tuple[dict | None, bool]:

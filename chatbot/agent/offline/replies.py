@@ -22,6 +22,7 @@ from django.utils import formats
 from django.utils.translation import get_language, gettext_lazy, ngettext, pgettext, pgettext_lazy
 from django.utils.translation import gettext as _
 
+from bookings.intake import read_window
 from bookings.models import split_names
 from chatbot.agent.dialogue import Declared
 from chatbot.agent.offline.when import PARTS_OF_DAY
@@ -376,12 +377,24 @@ def window(args: dict, today: dt.date) -> str:
     times = args.get("preferred_times") or []
     if times:
         parts = [t for t in times if ":" not in t]
+        windows = [read_window(t) for t in times if read_window(t)]
         if parts:
             pieces.append(_either([_part(p) for p in parts]))
+        elif windows:
+            pieces.append(_window_words(*windows[0]))
         else:
             pieces.append(pgettext("when", "at %(time)s") % {"time": _either(times)})
     return pgettext("when: a day, then a time", "%(day)s %(time)s") % {
         "day": pieces[0], "time": pieces[1]} if len(pieces) == 2 else "".join(pieces)
+
+
+def _window_words(after: str | None, before: str | None) -> str:
+    """'after 10:00', 'before 12:00', 'between 10:00 and 12:00'."""
+    if after and before:
+        return pgettext("when", "between %(start)s and %(end)s") % {"start": after, "end": before}
+    if after:
+        return pgettext("when", "after %(time)s") % {"time": after}
+    return pgettext("when", "before %(time)s") % {"time": before}
 
 
 def _open_slots(when: str) -> str:

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from dateparser.date import DateDataParser
 
-from bookings.intake import part_of_day
+from bookings.intake import part_of_day, window_part
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 PARTS_OF_DAY = ("morning", "afternoon", "evening")
@@ -508,11 +508,6 @@ def spans(text: str) -> list[tuple[int, int]]:
     return [(index[m.start()], index[m.end()]) for m in found]
 
 
-def _minute_before(time: str) -> str:
-    minutes = int(time[:2]) * 60 + int(time[3:]) - 1
-    return f"{minutes // 60:02d}:{minutes % 60:02d}"
-
-
 def _window(match: re.Match, half: str | None, base: dt.datetime, tour_times: tuple[str, ...]
             ) -> tuple[str | None, str | None]:
     """(start, end) of a window ("between 12 n 2": 12:00-14:00; "after lunch": 13:00-); (None, None) when its
@@ -533,12 +528,6 @@ def _window(match: re.Match, half: str | None, base: dt.datetime, tour_times: tu
     if start and end and end <= start:
         return None, None
     return start, end
-
-
-def _window_part(start: str | None, end: str | None) -> str | None:
-    """The part of the day a window lies in ("after 5": evening; "between 11 and 1": none)."""
-    parts = {part_of_day(t) for t in (start, _minute_before(end) if end and end != "00:00" else None) if t}
-    return parts.pop() if len(parts) == 1 else None
 
 
 @lru_cache(maxsize=2048)
@@ -574,7 +563,7 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
         if match.re is WINDOW:  # "after 3pm", "between 12 n 2": a window, not an exact time
             start, end = _window(match, half, base, tour_times)
             if start or end:
-                when = replace(when, time=None, after=start, before=end, part_of_day=_window_part(start, end),
+                when = replace(when, time=None, after=start, before=end, part_of_day=window_part(start, end),
                                time_phrase=said(*match.span()))
             continue
         parsed_time = _time_of(match.group(0).strip().lower(), half, base, tour_times)
@@ -589,7 +578,7 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
     if when.time and when.part_of_day:  # "4 in the evening" is 16:00, which the timetable calls afternoon
         when = replace(when, part_of_day=part_of_day(when.time))
     elif when.after or when.before:  # "下午5点以后" (afternoon, after 5): after 17:00, the timetable's evening
-        when = replace(when, part_of_day=_window_part(when.after, when.before) or when.part_of_day)
+        when = replace(when, part_of_day=window_part(when.after, when.before) or when.part_of_day)
     return when
 
 

@@ -11,11 +11,13 @@ prepared once per pooled connection and planned once (see `config.postgresql`). 
 
 import datetime as dt
 import json
+import operator
 from collections.abc import Sequence
 from decimal import Decimal
-from functools import cache
+from functools import cache, reduce
 
 from django.db import connection, transaction
+from django.db.models import Q
 
 from bookings.models import School, TourBooking, TourSlot, WaitlistEntry
 from chatbot.models import Conversation, Message, ReasoningStep
@@ -315,61 +317,112 @@ def _json_value(value: object) -> object:
 # Where a statement looks for the contact's unanswered messages, this CTE holds whether there is one; with
 # `only_if_none`, each of its writes is conditional on there being none.
 _NONE_UNANSWERED = "NOT (SELECT found FROM unanswered)"
+# Where a statement is fenced by the turn's claim, this CTE holds whether the claim still holds; each of its writes
+# is then conditional on it.
+_CLAIM_HELD = "(SELECT held FROM claim)"
 
 
-def _reply_sql(reply: Message, answer: bool, conditional: bool) -> tuple[str, list]:
+class LostClaim(Exception):  # noqa: N818 (a state, not a failure of the turn's own)
+    """The turn's claim no longer holds: its messages were given back (its lease lapsed while it stalled, and
+    another worker took its turn over, or the sweeper gave them back). Nothing of the turn's answer was stored;
+    `claims` are the turn's, for `give_back_claims`."""
+
+    def __init__(self, claims: dict[int, dt.datetime]) -> None:
+        super().__init__(f"the claim on messages {sorted(claims)} was lost")
+        self.claims = claims
+
+
+def _claims_json(claims: dict[int, dt.datetime]) -> str:
+    return json.dumps([{"id": pk, "at": at.isoformat()} for pk, at in claims.items()])
+
+
+# The claim's rows locked (the statement that gives them back waits for this one, and sees its answer: see
+# `chatbot.services.give_back_unanswered`), and whether each still has the `processed_at` the turn set.
+_CLAIM_CTE = ("claim AS (SELECT count(*) = %s AS held FROM (SELECT m.id FROM {message} m, "
+              "jsonb_to_recordset(%s::jsonb) AS t(id bigint, at timestamptz) "
+              "WHERE m.id = t.id AND m.processed_at = t.at ORDER BY m.id FOR UPDATE OF m) AS mine)")
+
+
+def _claim_filter(claims: dict[int, dt.datetime]) -> Q:
+    """The claimed messages that still hold the turn's claim (ORM: the rare paths and SQLite)."""
+    return reduce(operator.or_, (Q(pk=pk, processed_at=at) for pk, at in claims.items()))
+
+
+def claim_holds(claims: dict[int, dt.datetime]) -> bool:
+    return Message.objects.filter(_claim_filter(claims)).count() == len(claims)
+
+
+def give_back_claims(claims: dict[int, dt.datetime]) -> int:
+    """A turn whose claim was lost: the messages it still holds (taken in late, after the others were given back)
+    are unanswered again, for the turn that took over; returns how many."""
+    return Message.objects.filter(_claim_filter(claims)).update(processed_at=None) if claims else 0
+
+
+def _reply_sql(reply: Message, answer: bool, condition: str) -> tuple[str, list]:
     """The reply's row, as the CTE `reply` the steps read its id from: a new one INSERTed whole, or, stored by an
-    earlier cycle, its `answer` UPDATEd in (else only its id)."""
+    earlier cycle, its `answer` UPDATEd in (else only its id); written only if `condition` (SQL, if any)."""
     pk = quote(Message._meta.pk.column)
     if reply.pk is None:
         sql = insert_sql(Message, 1, False)
-        if conditional:  # VALUES (...) -> SELECT ... WHERE
+        if condition:  # VALUES (...) -> SELECT ... WHERE
             head, _, values = sql.partition(" VALUES ")
-            sql = f"{head} SELECT {values[1:-1]} WHERE {_NONE_UNANSWERED}"
+            sql = f"{head} SELECT {values[1:-1]} WHERE {condition}"
         return f"{sql} RETURNING {pk}", db_values(reply, insert_fields(Message), True)
     if not answer:
         return "SELECT %s AS id", [reply.pk]
     sql, params = update_sql(reply, REPLY_ANSWER_FIELDS)
-    return f"{sql}{f' AND {_NONE_UNANSWERED}' if conditional else ''} RETURNING {pk}", params
+    return f"{sql}{f' AND {condition}' if condition else ''} RETURNING {pk}", params
 
 
 def _totals_sql(conversation_id: int, tokens: int, cost: Decimal, at: dt.datetime,
-                outcome: str | None, conditional: bool) -> tuple[str, list]:
+                outcome: str | None, condition: str) -> tuple[str, list]:
     sql = (f"UPDATE {table(Conversation)} SET total_tokens = total_tokens + %s, "
            "total_cost = total_cost + %s, last_message_at = %s" + (", outcome = %s" if outcome is not None else "")
-           + " WHERE id = %s" + (f" AND {_NONE_UNANSWERED}" if conditional else ""))
+           + " WHERE id = %s" + (f" AND {condition}" if condition else ""))
     params = [tokens, Conversation._meta.get_field("total_cost").get_db_prep_save(cost, connection), when(at)]
     return sql, params + ([outcome] if outcome is not None else []) + [conversation_id]
 
 
 def _write(reply: Message, steps: Sequence[ReasoningStep], totals: dict | None = None,
-           unanswered_of: int | None = None, only_if_none: bool = False) -> tuple[bool, bool]:
+           unanswered_of: int | None = None, only_if_none: bool = False,
+           claims: dict[int, dt.datetime] | None = None) -> tuple[bool, bool]:
     """The reply's row (with its answer, given `totals`), then the steps and, with `totals`, the conversation's
     UPDATE: one statement on PostgreSQL, else one transaction. With `unanswered_of` (a contact), whether it has
     an unanswered message is read in the same statement, and with `only_if_none` nothing is written if so.
-    Returns (written, an unanswered message found)."""
+    With `claims` (the turn's, see `tools.ToolContext.claims`), nothing is written unless every one still holds:
+    then LostClaim is raised. Returns (written, an unanswered message found)."""
     check, in_one = unanswered_of is not None, connection.vendor == "postgresql"
-    conditional = only_if_none and check and in_one  # elsewhere the check comes first, in the transaction
-    reply_sql, params = _reply_sql(reply, totals is not None, conditional)
-    also = _totals_sql(**totals, conditional=conditional) if totals else None
+    conditions = ([_NONE_UNANSWERED] if only_if_none and check and in_one else []) + (
+        [_CLAIM_HELD] if claims and in_one else [])  # elsewhere the checks come first, in the transaction
+    condition = " AND ".join(conditions)
+    reply_sql, params = _reply_sql(reply, totals is not None, condition)
+    also = _totals_sql(**totals, condition=condition) if totals else None
     if in_one:
         ctes = [f"reply AS ({reply_sql})"] + ([f"also AS ({also[0]})"] if also else [])
         ctes.append(f"saved AS ({_steps_insert_sql()})")
+        if claims:
+            ctes.insert(0, _CLAIM_CTE.format(message=table(Message)))
+            params = [len(claims), _claims_json(claims), *params]
         if check:
             ctes.insert(0, f"unanswered AS (SELECT EXISTS (SELECT 1 FROM {table(Message)} m "
                            f"WHERE {_unanswered('m')}) AS found)")
             params = _unanswered_params(unanswered_of) + params
         found = "(SELECT found FROM unanswered)" if check else "false"
         with hot_cursor() as cursor:
-            cursor.execute(f"WITH {', '.join(ctes)} SELECT (SELECT max(message_id) FROM saved), {found}",
+            cursor.execute(f"WITH {', '.join(ctes)} SELECT (SELECT max(message_id) FROM saved), {found}, "
+                           f"{_CLAIM_HELD if claims else 'true'}",
                            params + (also[1] if also else []) + [_steps_json(steps)])
-            reply_id, unanswered = cursor.fetchone()
+            reply_id, unanswered, held = cursor.fetchone()
+        if not held:
+            raise LostClaim(claims)
         if reply_id is None:  # only_if_none, and an unanswered message: nothing written
             return False, True
         if reply.pk is None:
             stored(reply, reply_id)
         return True, unanswered
     with transaction.atomic(), hot_cursor() as cursor:
+        if claims and not claim_holds(claims):
+            raise LostClaim(claims)
         unanswered = check and has_unanswered(unanswered_of)
         if unanswered and only_if_none:
             return False, True
@@ -392,13 +445,18 @@ def store_steps(reply: Message, steps: Sequence[ReasoningStep], unanswered_of: i
 
 
 def finish_turn(reply: Message, steps: Sequence[ReasoningStep], conversation_id: int, at: dt.datetime,
-                outcome: str | None = None, unless_unanswered: int | None = None) -> bool:
+                outcome: str | None = None, unless_unanswered: int | None = None,
+                claims: dict[int, dt.datetime] | None = None) -> bool:
     """A turn's last writes: the reply with its answer (inserted whole, or its answer set on the row a tool cycle
     stored), its last steps (at least the answer's), and the conversation's totals (the reply's tokens and cost),
     activity and `outcome`. One statement on PostgreSQL; one transaction on SQLite.
 
     `unless_unanswered` (the contact): none of it is written if a message of the contact is waiting to be
-    answered (one that arrived while the model answered): returns False, and the turn takes it in instead."""
+    answered (one that arrived while the model answered): returns False, and the turn takes it in instead.
+
+    `claims` (the turn's: `tools.ToolContext.claims`) fence it: none of it is written unless each claimed message
+    still has the `processed_at` the turn set, checked (and the rows locked) in the same statement; otherwise
+    LostClaim is raised (another worker took the turn over while this one stalled)."""
     totals = {"conversation_id": conversation_id, "tokens": reply.prompt_tokens + reply.completion_tokens,
               "cost": reply.cost, "at": at, "outcome": outcome}
-    return _write(reply, steps, totals, unless_unanswered, only_if_none=True)[0]
+    return _write(reply, steps, totals, unless_unanswered, only_if_none=True, claims=claims)[0]

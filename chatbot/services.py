@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 from redis.exceptions import RedisError
@@ -335,6 +335,11 @@ async def _answer_or_give_back(opened: Opened, release: _ReleaseAndLook, failure
         if opened.error is not None:
             raise opened.error
         await _answer(conversation, opened.turn, release)
+    except hotpath.LostClaim as lost:  # taken over while this turn stalled: the turn that took over answers
+        given_back = await database_hop(hotpath.give_back_claims)(lost.claims)
+        logger.error("turn for contact %s lost its claim (its lease lapsed and another worker took the turn over): "
+                     "its reply was neither stored nor sent; %d message(s) it took in late given back",
+                     conversation.contact_id, given_back)
     except Exception:
         failures += 1
         logger.exception("turn for contact %s failed (attempt %d of %d)", conversation.contact_id, failures,
@@ -395,7 +400,7 @@ async def _keep_lease(lock, school_id: int, contact_id: int) -> None:
             return
         if not renewed:
             logger.error("session lock %s lapsed before its turn ended (the process stalled past its lease); "
-                         "another worker may answer the same messages", lock.name)
+                         "another worker may take the turn over, and then this one stores nothing", lock.name)
             return
 
 
@@ -407,15 +412,26 @@ def answered_since_taken() -> Exists:
 
 
 def give_back_lapsed(contact_id: int) -> int | None:
-    """Under the contact's session lock, taken over from a turn whose lease lapsed (its process died): the
-    messages that turn took without storing an answer after are unanswered again. Returns the contact's oldest
+    """Under the contact's session lock, taken over from a turn whose lease lapsed (its process died or stalled):
+    the messages that turn took without storing an answer after are unanswered again. Returns the contact's oldest
     unanswered message (to dispatch its turn), or None when nothing is left to answer."""
     theirs = Message.objects.filter(role=Message.Role.USER, conversation__contact_id=contact_id,
                                     conversation__status=Conversation.Status.ACTIVE, handled_by_staff=False)
-    given_back = theirs.filter(processed_at__isnull=False).filter(~answered_since_taken()).update(processed_at=None)
+    given_back = give_back_unanswered(theirs)
     if given_back:
-        logger.warning("a turn of contact %s died mid-turn: %d message(s) given back", contact_id, given_back)
+        logger.warning("a turn of contact %s lapsed mid-turn: %d message(s) given back", contact_id, given_back)
     return theirs.filter(processed_at__isnull=True).order_by("created_at", "id").values_list("pk", flat=True).first()
+
+
+def give_back_unanswered(messages: QuerySet) -> int:
+    """Of these parent's messages, those a turn took without storing an answer after are unanswered again; returns
+    how many. Their rows are locked first (in id order), then given back in a statement of its own: a stalled turn
+    storing its answer at this moment locks its claimed rows in that statement (`hotpath.finish_turn`), so either
+    it finishes first and this statement sees its answer, or its claim no longer holds and it stores nothing."""
+    taken = messages.filter(processed_at__isnull=False)
+    with transaction.atomic():
+        list(taken.select_for_update(of=("self",)).order_by("pk").values_list("pk", flat=True))
+        return taken.filter(~answered_since_taken()).update(processed_at=None)
 
 
 async def _release(lock) -> None:

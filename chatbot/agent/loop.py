@@ -170,7 +170,8 @@ def _prepare_turn(conversation: Conversation, turn_messages: list[Message],
         earlier = [] if conversation.__dict__.get("first_message_id") in turn_ids else (
             hotpath.earlier_messages(conversation, turn_ids))
     ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
-                            history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids)
+                            history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids,
+                            claims={m.pk: m.processed_at for m in turn_messages if m.processed_at is not None})
     known = prompt.contact_facts(contact)
     messages = prompt.build_messages(conversation, active, turn_messages, earlier=earlier,
                                      cycles_left=settings.LLM_MAX_CYCLES, known=known)
@@ -456,7 +457,8 @@ def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: AfterFinish | 
         else:
             outcome = outcomes.settle_turn(turn.conversation.pk, turn.observations)
             stored = hotpath.finish_turn(reply, steps, turn.conversation.pk, timezone.now(), outcome,
-                                         unless_unanswered=contact_id if take_late and not settles else None)
+                                         unless_unanswered=contact_id if take_late and not settles else None,
+                                         claims=turn.ctx.claims)
     if not stored:
         late = tools.take_unread(turn.ctx)
         if late:

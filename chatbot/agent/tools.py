@@ -56,6 +56,9 @@ class ToolContext:
     history: list[str] = field(default_factory=list)
     turn_message_ids: set[int] = field(default_factory=set)
     now: dt.datetime | None = None
+    # The turn's claim: the `processed_at` it set on each message it took. Its reply is stored only while every
+    # one still holds (`chatbot.hotpath.finish_turn`): a turn taken over after its lease lapsed stores nothing.
+    claims: dict[int, dt.datetime] = field(default_factory=dict)
 
     @property
     def today(self) -> dt.date:
@@ -959,8 +962,10 @@ def take_unread(ctx: ToolContext) -> list[Message]:
             .exclude(pk__in=ctx.turn_message_ids)
             .order_by("created_at", "id")
         )
-        Message.objects.filter(pk__in=[m.pk for m in pending]).update(processed_at=timezone.now())
+        taken_at = timezone.now()
+        Message.objects.filter(pk__in=[m.pk for m in pending]).update(processed_at=taken_at)
     ctx.turn_message_ids.update(m.pk for m in pending)
+    ctx.claims.update((m.pk, taken_at) for m in pending)
     return pending
 
 

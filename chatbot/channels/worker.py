@@ -47,7 +47,7 @@ from redis.exceptions import RedisError
 from chatbot import handoff
 from chatbot.agent import memory
 from chatbot.models import Channel, Conversation, Message
-from chatbot.services import answer_message, answered_since_taken, give_back_lapsed, running_here
+from chatbot.services import answer_message, answered_since_taken, give_back_lapsed, give_back_unanswered, running_here
 from config.hops import database_hop
 from config.redis import get_redis
 from crm.external.tasks import record_failure
@@ -399,7 +399,7 @@ def sweep_stale_inbound(now=None) -> int:
                            RuntimeError(f"message {first.pk} was dispatched {MAX_REDISPATCHES} times and never "
                                         f"answered; {outcome}"))
             continue
-        Message.objects.filter(pk__in=[m.pk for m in messages]).update(processed_at=None)
+        give_back_unanswered(Message.objects.filter(pk__in=[m.pk for m in messages]))
         logger.warning("re-dispatching %d unanswered message(s) of contact %s", len(messages), contact_id)
         dispatch_sync(first.pk)
         dispatched += 1

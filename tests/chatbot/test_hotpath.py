@@ -240,6 +240,43 @@ def test_the_answer_is_not_stored_while_a_message_of_the_contact_waits(stored_by
     assert Conversation.objects.get(pk=conversation.pk).total_tokens == 25
 
 
+@pytest.mark.parametrize("stored_by_a_tool_cycle", [False, True])
+def test_a_turn_whose_claim_was_taken_over_stores_nothing(stored_by_a_tool_cycle):
+    """The fence: the answer is written only while every message the turn claimed still has the `processed_at`
+    it set. Given back and claimed again by the turn that took over, the first turn's claim no longer holds:
+    nothing of its answer is written (LostClaim), and what it still holds (a message it took in late) is given
+    back; the turn that took over stores its answer."""
+    conversation = ConversationFactory(total_tokens=5)
+    asked = _message(conversation, 2)
+    (claimed,) = hotpath.claim_batch(conversation.contact_id, timezone.now() - dt.timedelta(seconds=30))
+    late = _message(conversation, 1, processed_at=timezone.now() - dt.timedelta(seconds=20))  # taken in late
+    claims = {claimed.pk: claimed.processed_at, late.pk: Message.objects.get(pk=late.pk).processed_at}
+    stale = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel,
+                    reply_to=asked)
+    if stored_by_a_tool_cycle:
+        hotpath.store_steps(stale, _steps(stale, 1, 1))
+    _answer(stale)
+
+    Message.objects.filter(pk=asked.pk).update(processed_at=None)  # given back by the take-over
+    (again,) = hotpath.claim_batch(conversation.contact_id, timezone.now())
+    with pytest.raises(hotpath.LostClaim):
+        hotpath.finish_turn(stale, _steps(stale, 2, 1), conversation.pk, timezone.now(),
+                            Conversation.Outcome.BOOKED, claims=claims)
+    assert not Message.objects.filter(conversation=conversation, role=Message.Role.ASSISTANT).exclude(text="").exists()
+    assert not ReasoningStep.objects.filter(message__conversation=conversation, cycle=2).exists()
+    assert Conversation.objects.values_list("total_tokens", "outcome").get(pk=conversation.pk) == (5, "")
+    assert hotpath.give_back_claims(claims) == 1  # the late one, still held
+    assert list(Message.objects.filter(role=Message.Role.USER, processed_at__isnull=True)) == [late]
+
+    taker = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel,
+                    reply_to=asked)
+    _answer(taker)
+    assert hotpath.finish_turn(taker, _steps(taker, 1, 1), conversation.pk, timezone.now(),
+                               claims={again.pk: again.processed_at})
+    assert list(Message.objects.filter(role=Message.Role.ASSISTANT).exclude(text="")) == [taker]
+    assert Conversation.objects.get(pk=conversation.pk).total_tokens == 25
+
+
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL; step by step elsewhere")
 def test_a_message_is_stored_in_the_open_conversation_only_while_it_is_current():
     now = timezone.now()

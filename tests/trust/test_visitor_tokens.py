@@ -8,6 +8,7 @@ import pytest
 import time_machine
 from channels.db import database_sync_to_async
 from django.core import signing
+from django.test import override_settings
 from django.utils import timezone
 
 from chatbot.channels.web import VISITOR_SALT
@@ -15,6 +16,14 @@ from tests.chatbot.test_web_consumer import open_chat
 from tests.factories import ContactFactory, ConversationFactory, MessageFactory, SchoolFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture(autouse=True)
+def own_channel_layer():
+    """Expiry is about the token, not the transport: each test gets an in-process channel layer of its own, so a
+    Redis layer's receive left by another test's event loop cannot end this socket."""
+    with override_settings(CHANNEL_LAYERS={"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}):
+        yield
 
 
 def _visitor_with_history(days_ago: int) -> tuple[str, str]:

@@ -377,11 +377,11 @@ def window(args: dict, today: dt.date) -> str:
     times = args.get("preferred_times") or []
     if times:
         parts = [t for t in times if ":" not in t]
-        windows = [read_window(t) for t in times if read_window(t)]
+        asked_window = next(filter(None, map(read_window, times)), None)
         if parts:
             pieces.append(_either([_part(p) for p in parts]))
-        elif windows:
-            pieces.append(_window_words(*windows[0]))
+        elif asked_window:
+            pieces.append(_window_words(*asked_window))
         else:
             pieces.append(pgettext("when", "at %(time)s") % {"time": _either(times)})
     return pgettext("when: a day, then a time", "%(day)s %(time)s") % {

@@ -27,6 +27,7 @@ from bookings.models import split_names
 from chatbot.agent.dialogue import Declared
 from chatbot.agent.offline.when import PARTS_OF_DAY
 from chatbot.dates import human_date, human_slot
+from chatbot.faq import asked_nothing
 
 MAX_LISTED = 6
 CAPABILITIES = gettext_lazy(
@@ -303,7 +304,7 @@ def faq_replies(results: list[dict], offer_callback: bool) -> list[str]:
         if result.get("status") == "success":
             texts.append(faq_answer(result, say_language=not said_language) or faq_unknown(offer_callback))
             said_language = said_language or bool(result.get("answer_language"))
-        elif result.get("unanswered") != []:
+        elif not asked_nothing(result):
             texts.append(faq_unknown(offer_callback))
     return texts
 

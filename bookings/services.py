@@ -137,8 +137,8 @@ def _matches_preference(start: dt.time, preferred_times: list[str] | None) -> bo
                 return True
         elif pref in ("any", "anytime", "any time"):
             return True
-        elif read_window(pref):
-            if in_window(start.strftime("%H:%M"), *read_window(pref)):
+        elif (window := read_window(pref)) is not None:
+            if in_window(start.strftime("%H:%M"), *window):
                 return True
         else:
             try:

@@ -694,6 +694,12 @@ def _nothing_asked(standalone: str) -> dict:
     return {**_no_match(standalone), "message": NO_QUESTION_MESSAGE, "unanswered": []}
 
 
+def asked_nothing(result: dict) -> bool:
+    """Whether a get_faq_answer result is `_nothing_asked`'s: a message that asked the FAQ nothing ("is that
+    ok?"), unlike a question it found no answer to."""
+    return result.get("unanswered") == []
+
+
 def _success(index: _Index, position: int, sure: float, standalone: str, asked: str,
              related_first: str = "") -> dict:
     """The entry found, in the language asked in when it has that version (else in its own, which says so)."""
@@ -798,7 +804,7 @@ def answer_question(school, question: str, history: list[str] | None = None) -> 
         earlier.append(part)  # "is there a bus? and how much is it?": the second leans on the first
     answered = [r for r in results if r["status"] == "success"]
     entries = list(dict.fromkeys(r["sources"][0]["id"] for r in answered))
-    unanswered = [r["standalone_question"] for r in results if r["status"] != "success" and r.get("unanswered") != []]
+    unanswered = [r["standalone_question"] for r in results if r["status"] != "success" and not asked_nothing(r)]
     standalone = " ".join(dict.fromkeys(_as_question(r["standalone_question"]) for r in results))
     if len(results) == 1:
         return results[0]

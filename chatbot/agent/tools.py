@@ -222,8 +222,8 @@ def _record(intake: Intake, name: str, value) -> None:
     """Put one cleaned field into the intake: a detail, or what it says about when."""
     if name == "preferred_date":
         intake.record_when(date=value)
-    elif name == "preferred_time" and read_window(value):
-        intake.record_when(window=read_window(value))
+    elif name == "preferred_time" and (window := read_window(value)) is not None:
+        intake.record_when(window=window)
     elif name == "preferred_time":
         intake.record_when(**({"time": value} if ":" in str(value) else {"part": value}))
     else:

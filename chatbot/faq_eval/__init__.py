@@ -57,7 +57,8 @@ def faq_accuracy_by_language(school) -> dict[str, dict]:
     report: dict[str, dict] = {}
     for item in items:
         result = answer_question(school, item["question"])
-        found = FaqEntry.objects.filter(id=(result.get("sources") or [{}])[0].get("id")).first()
+        found = (FaqEntry.objects.select_related("translation_of")
+                 .filter(id=(result.get("sources") or [{}])[0].get("id")).first())
         got = (found.translation_of or found).question if found else None
         row = report.setdefault(item["language"], {"correct": 0, "total": 0, "misses": []})
         row["total"] += 1

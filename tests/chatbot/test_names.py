@@ -18,8 +18,12 @@ TODAY = dt.date(2026, 11, 25)  # a Wednesday
 HINTS = Hints(today=TODAY, now=dt.time(9), tour_times=("09:00", "11:00", "14:00", "16:00"))
 
 
+def hints(*asked: str, options: int = 0) -> Hints:
+    return Hints(**{**HINTS.__dict__, "asked": frozenset(asked), "options": options})
+
+
 def read(text: str, *asked: str):
-    return read_message(text, Hints(**{**HINTS.__dict__, "asked": frozenset(asked)}))
+    return read_message(text, hints(*asked))
 
 
 def names(reading) -> dict:

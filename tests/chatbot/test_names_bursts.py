@@ -5,19 +5,11 @@ named with a word that says so ("daughter Mei 3") and a phone: the labelled chil
 the parent. Every phrasing here was written for these tests; none comes from a corpus or the chat sets.
 """
 
-import datetime as dt
-
 import pytest
 
-from chatbot.agent.offline.understanding import Hints, read_message, understand
+from chatbot.agent.offline.understanding import read_message, understand
+from tests.chatbot.test_names import hints
 from tests.chatbot.test_offline_policy import Concierge
-
-TODAY = dt.date(2026, 11, 25)  # a Wednesday
-HINTS = Hints(today=TODAY, now=dt.time(9), tour_times=("09:00", "11:00", "14:00", "16:00"))
-
-
-def hints(*asked: str, options: int = 0) -> Hints:
-    return Hints(**{**HINTS.__dict__, "asked": frozenset(asked), "options": options})
 
 
 def people(reading) -> dict:

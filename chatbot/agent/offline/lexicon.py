@@ -218,9 +218,9 @@ _NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # L
 HAN_WORD = re.compile(r"[\u4e00-\u9fff]+")
 MAX_HAN_NAME = 4  # a Chinese name has two to four characters
 # between the parts of a name: "Muhammad Irfan bin Ahmad", "Nur Alya binti Rahman", "Ravi s/o Kumar"
-NAME_CONNECTORS = frozenset(["bin", "binti", "binte", "bte", "bt", "b.", "a/l", "a/p", "s/o", "d/o", "van", "von", "de",
-                             "al"])
-_CONNECTOR = r"(?:bin|binti|binte|bte|bt|b\.|a/l|a/p|s/o|d/o)"
+_PATRONYMICS = ("bin", "binti", "binte", "bte", "bt", "b.", "a/l", "a/p", "s/o", "d/o")  # not counted as parts
+NAME_CONNECTORS = frozenset([*_PATRONYMICS, "van", "von", "de", "al"])
+_CONNECTOR = "(?:" + "|".join(map(re.escape, _PATRONYMICS)) + ")"
 _INITIAL = r"[A-Z]\.?"  # "R. Priya", "Priya R": an initial, kept only beside a name
 # a name of up to six parts (its words are checked by understanding._clean_name)
 _NAMES = rf"(?:{_INITIAL}\s*)?{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?{_NAME}){{0,4}}(?:\s+{_INITIAL}\b)?"

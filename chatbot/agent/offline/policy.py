@@ -38,7 +38,7 @@ from chatbot.agent.offline.understanding import (
     understand,
 )
 from chatbot.agent.offline.when import When
-from chatbot.faq import has_topic
+from chatbot.faq import asked_nothing, has_topic
 
 CHILD_FIELDS = ("child_name", "child_age", "children", "preferred_date", "preferred_time", "special_requirements")
 FLOW_INTENTS = ("cancel", "reschedule", "callback", "book")
@@ -867,7 +867,7 @@ class Turn:
         offered = "offer_callback" in self.state.asked
         # written only when reached: a call back offer is declared as asked once written
         escalate = (replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered))
-        not_sure = any(r.get("status") != "success" and r.get("unanswered") != []  # a real question, not answered
+        not_sure = any(r.get("status") != "success" and not asked_nothing(r)  # a real question, not answered
                        for r in self.conv.results("get_faq_answer"))
         if self._missed_again(declared) or not_sure:
             first = []

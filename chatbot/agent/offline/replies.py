@@ -27,6 +27,7 @@ from bookings.models import split_names
 from chatbot.agent.dialogue import Declared
 from chatbot.agent.offline.when import PARTS_OF_DAY
 from chatbot.dates import human_date, human_slot
+from chatbot.faq import asked_nothing
 
 MAX_LISTED = 6
 CAPABILITIES = gettext_lazy(
@@ -303,7 +304,7 @@ def faq_replies(results: list[dict], offer_callback: bool) -> list[str]:
         if result.get("status") == "success":
             texts.append(faq_answer(result, say_language=not said_language) or faq_unknown(offer_callback))
             said_language = said_language or bool(result.get("answer_language"))
-        elif result.get("unanswered") != []:
+        elif not asked_nothing(result):
             texts.append(faq_unknown(offer_callback))
     return texts
 
@@ -377,11 +378,11 @@ def window(args: dict, today: dt.date) -> str:
     times = args.get("preferred_times") or []
     if times:
         parts = [t for t in times if ":" not in t]
-        windows = [read_window(t) for t in times if read_window(t)]
+        asked_window = next(filter(None, map(read_window, times)), None)
         if parts:
             pieces.append(_either([_part(p) for p in parts]))
-        elif windows:
-            pieces.append(_window_words(*windows[0]))
+        elif asked_window:
+            pieces.append(_window_words(*asked_window))
         else:
             pieces.append(pgettext("when", "at %(time)s") % {"time": _either(times)})
     return pgettext("when: a day, then a time", "%(day)s %(time)s") % {

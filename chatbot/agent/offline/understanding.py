@@ -31,10 +31,9 @@ HESITATE = re.compile(
 # The verb of the action a read-back awaits, said with the yes ("ok, book it", "可以，改吧": yes, change it): part
 # of the yes, not a change of mind (glossed, so one list serves every language).
 ACTION_VERBS = {
-    "book": re.compile(r"\b(?:book|reserve|confirm)\b(?:\s+(?:it|that|them|the tour))?", re.IGNORECASE),
-    "reschedule": re.compile(r"\b(?:change|move|shift|reschedule)\b(?:\s+(?:it|that|them|the tour))?",
-                             re.IGNORECASE),
-    "cancel": re.compile(r"\bcancel\b(?:\s+(?:it|that|them|the tour))?", re.IGNORECASE),
+    action: re.compile(rf"\b(?:{verbs})\b(?:\s+(?:it|that|them|the tour))?", re.IGNORECASE)
+    for action, verbs in {"book": "book|reserve|confirm", "reschedule": "change|move|shift|reschedule",
+                          "cancel": "cancel"}.items()
 }
 DEFAULT_REGION = "SG"
 ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")
@@ -393,14 +392,14 @@ def _similar_name_field(new: str, hints: Hints) -> tuple[str, str] | None:
 def _name_correction(text: str, hints: Hints) -> tuple[str, str] | None:
     """("parent_name", "Jon Tan") for "it's Jon not John", choosing the field whose value was the wrong one."""
     bare = lx.BARE_CORRECTION.match(text) or lx.SPELLED.match(text)
-    if bare and _clean_name(bare.group(1)):
-        return _similar_name_field(_clean_name(bare.group(1)), hints)
+    if bare and (said := _clean_name(bare.group(1))):
+        return _similar_name_field(said, hints)
     for index, pattern in enumerate(lx.NAME_CORRECTION):
         for match in pattern.finditer(text):
             new, old = match.groups() if index == 0 else reversed(match.groups())
-            if not (_clean_name(new) and _clean_name(old)):
-                continue
             new = _clean_name(new)
+            if not (new and _clean_name(old)):
+                continue
             for name_field in ("parent_name", "child_name"):
                 value = str(hints.known.get(name_field) or "").split()
                 if value and value[0].lower() == old.lower():

@@ -29,7 +29,7 @@ from functools import lru_cache
 
 from dateparser.date import DateDataParser
 
-from bookings.intake import part_of_day, window_part
+from bookings.intake import in_window, part_of_day, window_part
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 PARTS_OF_DAY = ("morning", "afternoon", "evening")
@@ -297,7 +297,7 @@ class When:
         if self.time:
             return time == self.time
         if self.after or self.before:
-            return (self.after or "00:00") <= time < (self.before or "24:00")
+            return in_window(time, self.after, self.before)
         return not self.part_of_day or part_of_day(time) == self.part_of_day
 
     @property

@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from django.db import transaction
 from django.utils import timezone
 
-from adminpanel import demo_content
+from adminpanel import demo_data
 from bookings import services as booking_services
 from bookings.models import (
     WEEKDAY_NAMES,
@@ -58,10 +58,7 @@ class Fixture:
     faqs: list[dict]
 
 
-FIXTURES = {
-    "tampines": Fixture(demo_content.TAMPINES_SCHOOL, demo_content.TAMPINES_FAQS),
-    "riverside": Fixture(demo_content.RIVERSIDE_SCHOOL, demo_content.RIVERSIDE_FAQS),
-}
+FIXTURES = {spec["school"]["slug"]: Fixture(spec["school"], spec["faqs"]) for spec in demo_data.schools()}
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ import io
 
 import pytest
 
-from adminpanel import demo_content
+from adminpanel import demo_data
 from adminpanel.management.commands.seed_demo import Command
 from bookings.models import School
 from chatbot.agent.tools import ToolContext
@@ -15,7 +15,7 @@ from tests.chatbot.tool_calls import tool_context
 def demo_schools(db) -> dict[str, School]:
     """The two demo schools with their FAQ (and the shared entries), as seed_demo writes them."""
     command = Command(stdout=io.StringIO())
-    schools = {spec["fields"]["slug"]: command.seed_school(spec) for spec in demo_content.SCHOOLS}
+    schools = {spec["school"]["slug"]: command.seed_school(spec) for spec in demo_data.schools()}
     command.seed_global_faqs()
     return schools
 
@@ -28,5 +28,4 @@ def ctx(school, contact) -> ToolContext:
 
 def faq_question(slug: str, key: str) -> str:
     """The demo school's FAQ question with that key."""
-    spec = next(s for s in demo_content.SCHOOLS if s["fields"]["slug"] == slug)
-    return next(entry["question"] for entry in spec["faqs"] if entry["key"] == key)
+    return next(entry["question"] for entry in demo_data.school(slug)["faqs"] if entry["key"] == key)

@@ -3,7 +3,7 @@
 
 import pytest
 
-from adminpanel import demo_content
+from adminpanel import demo_data
 from chatbot import faq
 from chatbot.faq import MIN_CONFIDENCE, answer_question, rewrite_follow_up
 from chatbot.faq_eval import faq_accuracy, load_questions
@@ -30,10 +30,10 @@ def test_top1_accuracy_on_the_question_set(demo_schools, slug):
 
 
 def test_question_set_labels_are_real_faq_questions():
-    shared = {entry["question"] for entry in demo_content.GLOBAL_FAQS}
-    for spec in demo_content.SCHOOLS:
+    shared = {entry["question"] for entry in demo_data.global_faqs()}
+    for spec in demo_data.schools():
         questions = {entry["question"] for entry in spec["faqs"]} | shared
-        items = load_questions()[spec["fields"]["slug"]]
+        items = load_questions()[spec["school"]["slug"]]
         assert sum(item["expected"] is not None for item in items) >= 40
         assert sum(item["expected"] is None for item in items) >= 8
         assert {item["expected"] for item in items} - {None} <= questions

@@ -10,7 +10,7 @@ from django.test import override_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adminpanel import demo_content, selectors
+from adminpanel import demo_data, selectors
 from adminpanel.management.commands.seed_demo import Command
 from chatbot.agent.offline import replies
 from chatbot.faq import LEAD_IN_PHRASES, answer_question, split_question, strip_lead_ins
@@ -261,7 +261,7 @@ def test_the_offline_no_match_reply_is_not_sure_and_declares_the_callback_it_off
 @pytest.mark.django_db(transaction=True)
 def test_a_refused_question_offers_a_callback_and_lands_on_the_no_answer_list():
     command = Command(stdout=io.StringIO())
-    school = command.seed_school(next(s for s in demo_content.SCHOOLS if s["fields"]["slug"] == "tampines"))
+    school = command.seed_school(demo_data.school("tampines"))
     command.seed_global_faqs()
     contact = ContactFactory(school=school, phone="", email="", name="")
 

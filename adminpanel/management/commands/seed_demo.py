@@ -26,7 +26,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from adminpanel import demo_content
+from adminpanel import demo_data
 from adminpanel.desk import DEFAULT_DAYS
 from bookings import callbacks
 from bookings import services as bookings
@@ -79,11 +79,12 @@ class Command(BaseCommand):
     def handle(self, *args, reset_password: bool = False, base_url: str = BASE_URL, **options):
         password = demo_password()
         with transaction.atomic():
-            schools = [self.seed_school(spec) for spec in demo_content.SCHOOLS]
+            specs = demo_data.schools()
+            schools = [self.seed_school(spec) for spec in specs]
             self.seed_global_faqs()
             groups = self.seed_groups()
             users = self.seed_users(password, groups, reset_password)
-            for school, spec in zip(schools, demo_content.SCHOOLS, strict=True):
+            for school, spec in zip(schools, specs, strict=True):
                 self.seed_examples(school, spec)
             self.seed_reminder_demo(schools)
         self.print_summary(schools, users, password, base_url)
@@ -91,29 +92,32 @@ class Command(BaseCommand):
     # --- schools -----------------------------------------------------------------
 
     def seed_school(self, spec: dict) -> School:
-        """Created once; later runs leave a school (and its FAQ entries) as staff have edited them."""
-        school = School.objects.filter(slug=spec["fields"]["slug"]).first()
+        """Created once; later runs leave a school (and its FAQ entries) as staff have edited them.
+
+        `spec` is a demo school as adminpanel.demo_data gives it."""
+        school = School.objects.filter(slug=spec["school"]["slug"]).first()
         if school is None:
-            school = School(**spec["fields"])
+            school = School(**spec["school"])
             school.full_clean()
             school.save()
             self.progress(f"School {school.slug}: created")
         else:
             self.progress(f"School {school.slug}: exists, left as it is")
         self.seed_closures(school, spec)
-        self.seed_faqs(school, spec["faqs"], demo_content.GLOBAL_FAQS)
+        self.seed_faqs(school, spec["faqs"], demo_data.global_faqs())
         return school
 
     def seed_closures(self, school: School, spec: dict) -> None:
         today = bookings.local_now(school).date()
         horizon = today + dt.timedelta(days=HOLIDAY_HORIZON_DAYS)
-        holidays = [(day, reason) for day, reason in spec["holidays"] if today <= day <= horizon]
-        for day, reason in holidays:
-            SchoolClosure.objects.update_or_create(school=school, date=day, defaults={"reason": reason})
-        offset, reason = spec["staff_day"]
+        holidays = [h for h in spec["holidays"] if today <= h["date"] <= horizon]
+        for holiday in holidays:
+            SchoolClosure.objects.update_or_create(school=school, date=holiday["date"],
+                                                   defaults={"reason": holiday["reason"]})
+        reason = spec["staff_day"]["reason"]
         if not SchoolClosure.objects.filter(school=school, reason=reason, date__gte=today).exists():
-            day = today + dt.timedelta(days=offset)
-            taken = {d for d, _ in holidays}
+            day = today + dt.timedelta(days=spec["staff_day"]["in_days"])
+            taken = {h["date"] for h in holidays}
             while day.weekday() in school.closed_weekdays or day in taken:
                 day += dt.timedelta(days=1)
             SchoolClosure.objects.update_or_create(school=school, date=day, defaults={"reason": reason})
@@ -142,7 +146,7 @@ class Command(BaseCommand):
 
     def seed_global_faqs(self) -> None:
         self.progress("Entries for every school:")
-        self.seed_faqs(None, demo_content.GLOBAL_FAQS, [])
+        self.seed_faqs(None, demo_data.global_faqs(), [])
 
     # --- staff -------------------------------------------------------------------
 
@@ -212,9 +216,10 @@ class Command(BaseCommand):
         made: list[list[TourBooking]] = []
         for number, day in enumerate(days):
             booked = []
-            for slot in range(min(demo_content.DESK_TOURS_PER_DAY, len(times))):
+            for slot in range(min(demo_data.DESK_TOURS_PER_DAY, len(times))):
                 at = times[(number + slot * 2) % len(times)] if len(times) > 2 else times[slot]
-                family = next(families)
+                family = dict(next(families))
+                family["children"] = [bookings.ChildDetails(**child) for child in family.get("children", [])]
                 contact = find_or_create_contact(school=school, phone=family["parent_phone"],
                                                  email=family["parent_email"], name=family["parent_name"])
                 starts_at = dt.datetime.combine(day, at, school.tz)

@@ -19,6 +19,7 @@ from chatbot.models import Channel, Message
 from config.logging import mask_phone
 from crm.models import Activity
 from tests.adminpanel.conftest import book, make_conversation
+from tests.chatbot.test_calendar import event_of
 from tests.factories import ContactFactory
 
 pytestmark = pytest.mark.filterwarnings("ignore:No directory at:UserWarning")
@@ -297,5 +298,6 @@ def test_the_desk_and_the_booking_page_show_every_child_and_every_move(admission
     page = admissions_client.get(reverse("admin:bookings_tourbooking_change", args=[tour.pk])).content.decode()
     assert "Nursery" in page and "Moves (the reference stayed the same)" in page
     assert page.count('class="form-row has_original"') == 4  # two children, two moves
-    ics = calendar_file(TourBooking.objects.get(pk=tour.pk))
-    assert "Children: Leo (5) and Mia (3)" in ics and f"UID:{tour.reference}@" in ics
+    event = event_of(calendar_file(TourBooking.objects.get(pk=tour.pk)))
+    assert "Children: Leo (5) and Mia (3)" in str(event["description"])
+    assert str(event["uid"]).startswith(f"{tour.reference}@")

@@ -15,6 +15,7 @@ from chatbot.language import detect, reply_language
 from chatbot.models import Message
 from chatbot.services import receive
 from crm.models import Contact
+from tests.chatbot.test_calendar import event_of
 from tests.factories import ContactFactory, SchoolFactory, TourBookingFactory
 
 
@@ -167,9 +168,9 @@ def test_the_chat_page_speaks_the_browsers_language_when_the_school_offers_it(cl
 
 def test_the_calendar_file_is_in_the_parents_language(db):
     booking = TourBookingFactory(contact=ContactFactory(language="zh-hans"), child_name="Aisyah")
-    ics = calendar_file(booking)
-    assert f"SUMMARY:{booking.school.name}校园参观（Aisyah）" in ics
-    assert f"DESCRIPTION:预约编号 {booking.reference}。" in ics
+    event = event_of(calendar_file(booking))
+    assert str(event["summary"]) == f"{booking.school.name}校园参观（Aisyah）"
+    assert str(event["description"]).startswith(f"预约编号 {booking.reference}。")
 
 
 @pytest.mark.parametrize("reference", ["T-LXGKBD", "T-4AJXRJ", "T-WWGJBK", "T-EAUPJK", "T-JTKPMU", "W-MCUBNJ"])

@@ -2,7 +2,7 @@
 
 Parents write informally ("how much r the fees", "do kids get food at school?"),
 so text is normalised before ranking: school phrases and synonyms map to one
-token ("tuition", "price", "how much" -> "cost"), words are lightly stemmed, and
+token ("tuition", "price", "how much" -> "cost"), words are stemmed (Snowball English), and
 a query word the index has never seen is corrected to a known word one edit
 away. A follow-up such as "is it compulsory?" is first rewritten into a
 standalone question with the topic of the parent's previous question.
@@ -19,10 +19,12 @@ part, the parts without a confident answer listed as `unanswered`.
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from django.db.models import Count, Max, Q
 from rank_bm25 import BM25Okapi
+from snowballstemmer import stemmer
 
 from chatbot import language
 from chatbot.agent.offline.gloss import gloss
@@ -44,6 +46,7 @@ GENERIC_WEIGHT = 0.25
 CLOSE_RATIO = 0.8  # a runner-up this close to the best is offered as a related topic
 MAX_RELATED = 4
 MAX_TOPIC_WORDS = 6
+_ENGLISH_STEMMER = stemmer("english")
 MAX_PARTS = 4  # questions answered from one message; the rest of a long message is one last part
 SUGGEST = "request_callback"
 LANGUAGE_KEYS = ("answer_language", "question_language")  # set when the answer is not in the question's language
@@ -316,29 +319,13 @@ SYNONYM_GROUPS = {
 }
 
 
+@cache
 def _stem(word: str) -> str:
-    """A light suffix stripper: plurals, -ing, -ed and a final -e, applied alike to entries and questions."""
+    """The word's Snowball (Porter 2) English stem ("inspections" -> "inspect", "swimming" -> "swim"), applied
+    alike to entries and questions; numbers and short words as they are."""
     if len(word) <= 3 or not word.isalpha():
         return word
-    for suffix, replacement in (("ies", "y"), ("sses", "ss"), ("uses", "us"), ("xes", "x"), ("ches", "ch"),
-                                ("shes", "sh")):
-        if word.endswith(suffix):
-            word = word[: -len(suffix)] + replacement
-            break
-    else:
-        if word.endswith("s") and not word.endswith(("ss", "us", "is")):
-            word = word[:-1]
-    if len(word) > 6 and word.endswith("ion"):
-        word = word[:-3]  # inspection -> inspect
-    elif len(word) > 5 and word.endswith("ing"):
-        word = word[:-3]
-        if len(word) > 2 and word[-1] == word[-2]:
-            word = word[:-1]  # swimming -> swim
-    elif len(word) > 4 and word.endswith("ed"):
-        word = word[:-2]
-    if len(word) > 4 and word.endswith("e"):
-        word = word[:-1]
-    return word
+    return _ENGLISH_STEMMER.stemWord(word)
 
 
 SYNONYMS = {_stem(word): canonical for canonical, words in SYNONYM_GROUPS.items() for word in words.split()}

@@ -22,8 +22,12 @@ def calendar_file(booking: TourBooking) -> str:
     start = booking.starts_at.astimezone(school.tz)
     with translation.override(reply_language(school, booking.contact)):  # the parent's language
         summary = _("School tour at %(school)s (%(child)s)") % {"school": school.name, "child": booking.child_name}
-        description = " ".join([_("Booking reference %(reference)s.") % {"reference": booking.reference},
-                                _("Children: %(children)s.") % {"children": booking.children_label}])
+        description = " ".join(
+            [
+                _("Booking reference %(reference)s.") % {"reference": booking.reference},
+                _("Children: %(children)s.") % {"children": booking.children_label},
+            ]
+        )
     event = Event()
     event.add("uid", f"{booking.reference}@{school.slug}.concierge")
     event.add("dtstamp", timezone.now())

@@ -103,7 +103,7 @@ def _mark(message: Message, delivered_by: str, callback: str = "") -> None:
 
 
 def offer_text(offer: dict) -> str:
-    """The seat offer, which is also its read-back: a "yes" to it books the tour (chatbot/agent/tools.py).
+    """The seat offer, which is also its read-back: a "yes" to it books the tour (chatbot/agent/tools/waitlist.py).
     In the language active at the call (see `_in_their_language`)."""
     values = {**offer, "child": offer["child_name"], "phone": format_phone(offer["parent_phone"]),
               "age": f" ({offer['child_age']})" if offer.get("child_age") is not None else "",

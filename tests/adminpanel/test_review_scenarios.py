@@ -90,7 +90,7 @@ def test_a_conversation_without_a_parent_message_cannot_be_saved(head_client, sc
 
 
 def test_the_list_and_page_show_the_latest_result_and_the_history(head_client, reviewer_client, booked, monkeypatch):
-    from chatbot.agent import tools
+    from bookings import services as bookings
     from chatbot.evaluation import reviewed
 
     saved = reviewed.create_from_conversation(booked, title="Mia's tour", expect=reviewed.capture(booked).expect)
@@ -101,8 +101,8 @@ def test_the_list_and_page_show_the_latest_result_and_the_history(head_client, r
             call_command("evaluate", "--saved-only", "--k", "1", stdout=StringIO())
 
     evaluate()
-    monkeypatch.setattr(tools.bookings, "book_tour", lambda **kwargs: (_ for _ in ()).throw(
-        tools.BookingError("slot_full", "Sorry, that tour is full.")))
+    monkeypatch.setattr(bookings, "book_tour", lambda **kwargs: (_ for _ in ()).throw(
+        bookings.BookingError("slot_full", "Sorry, that tour is full.")))
     evaluate()
     results = list(ReviewScenarioResult.objects.filter(scenario=saved).order_by("run_at", "id"))
     assert [r.passed for r in results] == [True, False]

@@ -22,7 +22,8 @@ def event_of(ics: str):
 def london_tour(db) -> TourBooking:
     """A tour at 15:30 London time on a summer day (BST, UTC+1), at a school with a long name and address."""
     school = SchoolFactory(
-        time_zone=LONDON, tour_duration_minutes=45,
+        time_zone=LONDON,
+        tour_duration_minutes=45,
         name="Riverside Montessori Academy for Early Years, Primary and Lower Secondary Education",
         address="48 Towpath Lane; Richmond upon Thames, London TW9 2QD, United Kingdom (the blue gate, by the river)",
     )

@@ -197,6 +197,7 @@ async def test_a_writing_tool_past_its_timeout_has_its_round_stored_once(scripte
 
     from chatbot import hotpath
     from chatbot.agent import tools
+    from chatbot.agent.tools import registry
 
     def slowly(function):
         def run(*args, **kwargs):
@@ -208,7 +209,7 @@ async def test_a_writing_tool_past_its_timeout_has_its_round_stored_once(scripte
         monkeypatch.setitem(tools.TOOLS, "update_context", slowly(tools.TOOLS["update_context"]))
     else:
         monkeypatch.setattr(hotpath, "store_steps", slowly(hotpath.store_steps))
-    monkeypatch.setattr(tools, "TOOL_TIMEOUT_SECONDS", 0.05)
+    monkeypatch.setattr(registry, "TOOL_TIMEOUT_SECONDS", 0.05)
     scripted.script = [{"tool_calls": [("update_context", {"field_to_update": "child_name", "new_value": "Tom"})]},
                        {"content": "Noted."}]
     reply, steps, _ = await _turn("my son is Tom")

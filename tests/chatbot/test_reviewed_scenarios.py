@@ -245,8 +245,6 @@ def test_a_saved_scenario_fails_when_the_behaviour_it_captured_breaks_and_passes
                                                                                                      monkeypatch):
     """The Done-when of item 4: the booking tool stops booking (a regression in a change); evaluate --saved fails
     the reviewed conversation, with what failed; restored, it passes again. The console shows the three runs."""
-    from chatbot.agent import tools
-
     contact = ContactFactory(school=school, name="", phone="", email="")
     saved = saved_from(book_by_chat(school, contact, weekday_ahead(school, 1)))
     evaluate("--saved-only", "--k", "1")
@@ -254,7 +252,7 @@ def test_a_saved_scenario_fails_when_the_behaviour_it_captured_breaks_and_passes
     def broken_book_tour(**kwargs):
         raise BookingError("slot_full", "Sorry, that tour is full.", field="preferred_time")
 
-    monkeypatch.setattr(tools.bookings, "book_tour", broken_book_tour)
+    monkeypatch.setattr(booking_services, "book_tour", broken_book_tour)
     printed = evaluate("--saved-only", "--k", "1")
     monkeypatch.undo()
     evaluate("--saved-only", "--k", "1")

@@ -17,6 +17,7 @@ from bookings.models import TourBooking
 from chatbot.models import Channel, Message
 from chatbot.reminders import services as reminders
 from chatbot.reminders.models import ReminderSettings, SentReminder
+from tests.chatbot.test_calendar import event_of
 from tests.factories import ContactFactory, ConversationFactory, MessageFactory, SchoolFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -163,7 +164,9 @@ def test_a_web_chat_parent_gets_an_email_with_the_calendar_file_and_manage_link(
     assert email.subject == "Reminder: Tom's tour at Hillside Primary, Wednesday 3 March at 09:00"
     [(name, ics, mimetype)] = email.attachments
     assert (name, mimetype) == (f"tour-{booking.reference}.ics", "text/calendar")
-    assert "DTSTART:20270303T010000Z" in ics and f"UID:{booking.reference}@" in ics
+    assert "DTSTART;TZID=Asia/Singapore:20270303T090000" in ics  # the school's 09:00, 01:00 UTC
+    event = event_of(ics)
+    assert event.decoded("dtstart") == booking.starts_at and str(event["uid"]).startswith(f"{booking.reference}@")
     link = next(line for line in email.body.splitlines() if "https://" in line).split("here: ")[1]
     token = link.removeprefix("https://concierge.school.example/manage/").rstrip("/")
     assert booking_for_token(token) == booking

@@ -24,7 +24,6 @@ from config.hops import database_hop
 
 logger = logging.getLogger(__name__)
 
-
 TOOL_TIMEOUT_SECONDS = 20
 
 

@@ -19,7 +19,7 @@ part, the parts without a confident answer listed as `unanswered`.
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 import numpy as np
 from django.db.models import Count, Max, Q
@@ -47,6 +47,7 @@ CLOSE_RATIO = 0.8  # a runner-up this close to the best is offered as a related 
 MAX_RELATED = 4
 MAX_TOPIC_WORDS = 6
 _ENGLISH_STEMMER = stemmer("english")
+STEM_CACHE_SIZE = 50_000  # distinct words kept stemmed: bounded, as questions bring words of their own
 MAX_PARTS = 4  # questions answered from one message; the rest of a long message is one last part
 SUGGEST = "request_callback"
 LANGUAGE_KEYS = ("answer_language", "question_language")  # set when the answer is not in the question's language
@@ -319,7 +320,7 @@ SYNONYM_GROUPS = {
 }
 
 
-@cache
+@lru_cache(maxsize=STEM_CACHE_SIZE)
 def _stem(word: str) -> str:
     """The word's Snowball (Porter 2) English stem ("inspections" -> "inspect", "swimming" -> "swim"), applied
     alike to entries and questions; numbers and short words as they are."""

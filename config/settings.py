@@ -318,6 +318,9 @@ LOGGING = {
 }
 
 # --- Integrations: Chatwoot, WhatsApp Cloud API, Pipedrive (docs/integrations.md) ---
+# The channels parents write on: each a package with its registry entry, `CHANNEL` (chatbot/channels/registry.py).
+CHAT_CHANNELS = ["chatbot.channels.web", "chatbot.channels.chatwoot", "chatbot.channels.whatsapp",
+                 "chatbot.channels.terminal"]
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Test database as a file (per process): webhook turns run on a background thread while requests write,
     # and an in-memory shared-cache database answers "table is locked" where a file (WAL, timeout) waits.

@@ -308,8 +308,8 @@ def _only_known_relations(model) -> bool:
 def _forget_redis(school_id: int, contact_ids: list[int]) -> None:
     """The contacts' session keys, their rate-limit windows, and the channel-layer groups of their web visitors."""
     from chatbot.agent import memory as agent_memory
-    from chatbot.channels.limits import KEY_PREFIX
-    from chatbot.channels.web import visitor_group
+    from chatbot.channels.web.consumer import visitor_group
+    from chatbot.channels.web.limits import KEY_PREFIX
     from config.redis import get_redis
     from crm.models import Contact
 

@@ -31,7 +31,7 @@ from bookings.models import School, TourBooking
 from bookings.services import describe_date, local_now
 from chatbot.calendar import calendar_file
 from chatbot.channels import registry
-from chatbot.channels.outbound import deliver
+from chatbot.channels.outbound import deliver_with
 from chatbot.dates import human_date
 from chatbot.language import reply_language
 from chatbot.models import Channel, Conversation, Message
@@ -217,8 +217,7 @@ def _send_in_chat(booking: TourBooking, conversation: Conversation, row: SentRem
         message = _store_message(conversation, booking, row, template, now)
     via = route.template_via if message.payload.get("template") else route.text_via
     try:
-        with route.client() as client:
-            outcome = deliver(message.pk, route.sender(client))
+        outcome = deliver_with(route.client, route.sender, message.pk)
     except TransientError as exc:
         if row.attempts >= MAX_ATTEMPTS:
             raise Undeliverable(f"still unavailable after {row.attempts} tries ({exc})") from None

@@ -13,14 +13,8 @@ logger = logging.getLogger(__name__)
 
 # Persistent-context fields a person may correct in Chatwoot: Chatwoot's value wins at session start.
 # The rest (tour, callback, Pipedrive ids) are written by our booking flow: ours wins.
-CHATWOOT_WINS = (
-    "parent_preferred_name",
-    "parent_preferred_phone",
-    "parent_preferred_email",
-    "child_name",
-    "child_dob",
-    "child_enrollment_date_preferred",
-)
+CHATWOOT_WINS = ("parent_preferred_name", "parent_preferred_phone", "parent_preferred_email", "child_name",
+                 "child_dob", "child_enrollment_date_preferred")  # fmt: skip
 
 
 def _clean_attributes(attributes: dict) -> dict:

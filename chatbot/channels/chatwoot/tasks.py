@@ -23,8 +23,7 @@ def deliver_chatwoot_message(self, message_id: int) -> str:
     """Post one stored reply to its Chatwoot conversation (idempotent: see chatbot.channels.outbound)."""
     if not configured():
         return "skipped: Chatwoot is not configured"
-    with ChatwootClient() as client:
-        return outbound.deliver(message_id, ChatwootSender(client))
+    return outbound.deliver_with(ChatwootClient, ChatwootSender, message_id)
 
 
 @shared_task(base=ExternalTask, bind=True, name="chatbot.tasks.chatwoot_hand_off")

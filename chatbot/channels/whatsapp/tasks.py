@@ -14,5 +14,4 @@ def deliver_whatsapp_message(self, message_id: int) -> str:
     """Send one stored reply through the WhatsApp Cloud API (idempotent: see chatbot.channels.outbound)."""
     if not configured():
         return "skipped: WhatsApp is not configured"
-    with WhatsAppClient() as client:
-        return outbound.deliver(message_id, WhatsAppSender(client))
+    return outbound.deliver_with(WhatsAppClient, WhatsAppSender, message_id)

@@ -9,5 +9,4 @@ from tests.integrations.telegram.sender import TelegramClient, TelegramSender
 
 @shared_task(base=ExternalTask, bind=True, name="tests.telegram.deliver_telegram_message")
 def deliver_telegram_message(self, message_id: int) -> str:
-    with TelegramClient() as client:
-        return outbound.deliver(message_id, TelegramSender(client))
+    return outbound.deliver_with(TelegramClient, TelegramSender, message_id)

@@ -1,14 +1,24 @@
-"""Chatwoot's agent-bot events in: a parent's message stored and its turn dispatched, staff replies, status changes.
+"""The Chatwoot channel: agent-bot events in, replies and handoffs out through Chatwoot's REST API.
 
-`handle_event()` (called by the thin webhook view, `webhook.py`) stores a parent's message idempotently (channel
-"chatwoot", channel_message_id = Chatwoot's message id) through `receive()` and dispatches the turn to the agent
-worker; it never waits for the model, so Chatwoot gets its 200 well inside its 5 s timeout. The reply, the
-handoff and the context write-back go out through Chatwoot's REST API as Celery tasks (`tasks.py`, queued by the
-observer, `observer.py`): the bot's calls with CHATWOOT_API_TOKEN, contact calls with CHATWOOT_USER_TOKEN
-(contact endpoints refuse bot tokens).
+In: `handle_event()` (called by the thin webhook view) stores a parent's message
+idempotently (channel "chatwoot", channel_message_id = Chatwoot's message id)
+and dispatches the turn to the agent worker; it never waits for the model, so
+Chatwoot gets its 200 well inside its 5 s timeout.
+
+Out (the rest of this package): the observer queues Celery tasks (`tasks.py`) that POST the reply as the
+bot (`api_access_token` = CHATWOOT_API_TOKEN), toggle the conversation to `open`
+on handoff, and write the persistent context back to the contact's custom
+attributes (CHATWOOT_USER_TOKEN: contact endpoints refuse bot tokens). While a
+turn runs it shows "typing" to the parent (`toggle_typing_status`), best effort.
+
+Our Conversation.external_id is "<account id>:<conversation display id>"
+(display ids are per account).
 """
 
+import hashlib
+import hmac
 import logging
+import time
 from typing import Any
 
 from django.conf import settings
@@ -36,14 +46,25 @@ from crm.services import find_or_create_contact
 logger = logging.getLogger(__name__)
 
 
+# --- signatures --------------------------------------------------------------
+def valid_signature(body: bytes, timestamp: str, signature: str, secret: str, now: float | None = None) -> bool:
+    """X-Chatwoot-Signature = "sha256=" + hex HMAC-SHA256(secret, "{timestamp}.{raw body}"), timestamp fresh."""
+    if not timestamp or not signature:
+        return False
+    try:
+        age = abs((now if now is not None else time.time()) - int(timestamp))
+    except ValueError:
+        return False
+    if age > settings.CHATWOOT_SIGNATURE_MAX_AGE_SECONDS:
+        return False
+    expected = "sha256=" + hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, signature.strip())
+
+
 def _account_id(payload: dict, conversation: dict) -> str:
-    for candidate in (
-        (payload.get("account") or {}).get("id"),
-        (conversation.get("account") or {}).get("id"),
-        conversation.get("account_id"),
-        payload.get("account_id"),
-        next(iter(conversation.get("messages") or []), {}).get("account_id"),
-    ):
+    for candidate in ((payload.get("account") or {}).get("id"), (conversation.get("account") or {}).get("id"),
+                      conversation.get("account_id"), payload.get("account_id"),
+                      next(iter(conversation.get("messages") or []), {}).get("account_id")):
         if candidate:
             return str(candidate)
     return ""
@@ -70,11 +91,8 @@ def _contact_for(school: School, sender: dict, channel_type: str) -> Contact | N
         try:
             phone = normalise_phone(str(sender["phone_number"]), school.default_phone_region)
         except InvalidContactDetail:
-            logger.info(
-                "ignoring unreadable phone %s of Chatwoot contact %s",
-                mask_phone(str(sender["phone_number"])),
-                sender["id"],
-            )
+            logger.info("ignoring unreadable phone %s of Chatwoot contact %s", mask_phone(str(sender["phone_number"])),
+                        sender["id"])
     if sender.get("email"):
         try:
             email = normalise_email(str(sender["email"]))
@@ -83,13 +101,9 @@ def _contact_for(school: School, sender: dict, channel_type: str) -> Contact | N
     on_whatsapp = "whatsapp" in (channel_type or "").lower()
     # The Chatwoot contact id identifies the parent. On a WhatsApp inbox the number is the sender's, vouched for
     # by WhatsApp; elsewhere (website widget, e-mail) it is whatever the visitor typed: a detail, never a key.
-    return find_or_create_contact(
-        school=school,
-        chatwoot_contact_id=str(sender["id"]),
-        email=email,
-        **({"verified_phone": phone} if on_whatsapp else {"phone": phone}),
-        whatsapp_name=str(sender.get("name") or "")[:200] if on_whatsapp else "",
-    )
+    return find_or_create_contact(school=school, chatwoot_contact_id=str(sender["id"]), email=email,
+                                  **({"verified_phone": phone} if on_whatsapp else {"phone": phone}),
+                                  whatsapp_name=str(sender.get("name") or "")[:200] if on_whatsapp else "")
 
 
 def _text_of(payload: dict) -> str:
@@ -121,31 +135,20 @@ async def _inbound(payload: dict, conversation: dict, sender: dict, text: str, c
     if resolved is None:
         return "ignored: unknown inbox or contact"
     school, contact, ref = resolved
-    received = await receive(
-        school=school,
-        contact=contact,
-        channel=Channel.CHATWOOT,
-        text=text,
-        channel_message_id=channel_message_id,
-        external_id=ref,
-        run=False,
-    )
+    received = await receive(school=school, contact=contact, channel=Channel.CHATWOOT, text=text,
+                             channel_message_id=channel_message_id, external_id=ref, run=False)
     if received.duplicate:
         return "duplicate"
     bot_answers = await database_hop(handoff.route_inbound)(received.message, conversation.get("status"))
     if not bot_answers:
         return "stored: the conversation is with staff"
     first = await database_hop(
-        received.conversation.messages.filter(role=Message.Role.USER).exclude(pk=received.message.pk).exists
-    )()
+        received.conversation.messages.filter(role=Message.Role.USER).exclude(pk=received.message.pk).exists)()
     extra = {}
     if not first:
         account, _ = split_external_id(ref)
-        extra["session_start"] = {
-            "account_id": account,
-            "contact_id": str(sender.get("id")),
-            "attributes": sender.get("custom_attributes") or {},
-        }
+        extra["session_start"] = {"account_id": account, "contact_id": str(sender.get("id")),
+                                  "attributes": sender.get("custom_attributes") or {}}
     await dispatch(received.message.pk, channel=Channel.CHATWOOT, **extra)
     return "dispatched"
 
@@ -159,19 +162,13 @@ def _staff_replied(payload: dict, conversation: dict) -> str:
     ours = current_conversation(school, contact, Channel.CHATWOOT, ref)
     try:
         with transaction.atomic():
-            Message.objects.create(
-                conversation=ours,
-                role=Message.Role.STAFF,
-                channel=Channel.CHATWOOT,
-                text=str(payload.get("content") or ""),
-                channel_message_id=str(payload["id"]),
-                processed_at=timezone.now(),
-            )
+            Message.objects.create(conversation=ours, role=Message.Role.STAFF, channel=Channel.CHATWOOT,
+                                   text=str(payload.get("content") or ""), channel_message_id=str(payload["id"]),
+                                   processed_at=timezone.now())
     except IntegrityError:
         return "duplicate"
-    handoff.hand_off(
-        ours, "a staff member replied in Chatwoot", reopen_platform=conversation.get("status") == BOT_STATUS
-    )
+    handoff.hand_off(ours, "a staff member replied in Chatwoot",
+                     reopen_platform=conversation.get("status") == BOT_STATUS)
     return "handed off: staff replied"
 
 
@@ -214,12 +211,8 @@ def _status_changed(payload: dict) -> str:
             return "ignored: no status change"
     status = {"conversation_resolved": "resolved", "conversation_opened": "open"}.get(event) or payload.get("status")
     account = _account_id(payload, payload)
-    ours = (
-        Conversation.objects.filter(channel=Channel.CHATWOOT, external_id=external_id(account, payload.get("id")))
-        .exclude(status=Conversation.Status.ENDED)
-        .order_by("-started_at")
-        .first()
-    )
+    ours = (Conversation.objects.filter(channel=Channel.CHATWOOT, external_id=external_id(account, payload.get("id")))
+            .exclude(status=Conversation.Status.ENDED).order_by("-started_at").first())
     if ours is None:
         return "ignored: no conversation of ours"
     if status in ("open", "snoozed"):
@@ -234,10 +227,8 @@ def _status_changed(payload: dict) -> str:
     return f"ignored: status {status}"
 
 
-GREETING = gettext_lazy(
-    "Hello! I'm the %(school)s concierge. I can book a campus tour, move or cancel one, arrange "
-    "a call from our admissions team, or answer questions about the school. How can I help?"
-)
+GREETING = gettext_lazy("Hello! I'm the %(school)s concierge. I can book a campus tour, move or cancel one, arrange "
+                        "a call from our admissions team, or answer questions about the school. How can I help?")
 
 
 def _greet(payload: dict) -> str:
@@ -259,14 +250,8 @@ def _greet(payload: dict) -> str:
     spoken = reply_language(school, contact)
     with translation.override(spoken):
         text = str(GREETING) % {"school": school.name}
-    greeting = Message.objects.create(
-        conversation=ours,
-        role=Message.Role.ASSISTANT,
-        channel=Channel.CHATWOOT,
-        text=text,
-        language=spoken,
-        payload={"blocks": [], "greeting": True},
-    )
+    greeting = Message.objects.create(conversation=ours, role=Message.Role.ASSISTANT, channel=Channel.CHATWOOT,
+                                      text=text, language=spoken, payload={"blocks": [], "greeting": True})
     transaction.on_commit(lambda: queue_task(deliver_chatwoot_message, greeting.pk))
     return "greeted"
 
@@ -318,7 +303,8 @@ async def handle_event(payload: dict) -> str:
         return await _message_created(payload)
     if event == "message_updated":
         return await _message_updated(payload)
-    if event in ("conversation_status_changed", "conversation_updated", "conversation_opened", "conversation_resolved"):
+    if event in ("conversation_status_changed", "conversation_updated", "conversation_opened",
+                 "conversation_resolved"):
         return await database_hop(_status_changed)(payload)
     if event == "webwidget_triggered":
         return await database_hop(_greet)(payload)

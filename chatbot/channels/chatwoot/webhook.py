@@ -7,35 +7,19 @@ deliver again, which is safe: messages are de-duplicated on Chatwoot's message i
 message) is a dead letter and a 400 (chatbot/channels/inbound.py).
 """
 
-import hashlib
 import hmac
 import logging
-import time
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from chatbot.channels.chatwoot.inbound import handle_event
+from chatbot.channels.chatwoot.inbound import handle_event, valid_signature
 from chatbot.channels.inbound import Malformed, dead_letter, json_body, malformed
 from chatbot.models import Channel
 from config.hops import database_hop
 
 logger = logging.getLogger(__name__)
-
-
-def valid_signature(body: bytes, timestamp: str, signature: str, secret: str, now: float | None = None) -> bool:
-    """X-Chatwoot-Signature = "sha256=" + hex HMAC-SHA256(secret, "{timestamp}.{raw body}"), timestamp fresh."""
-    if not timestamp or not signature:
-        return False
-    try:
-        age = abs((now if now is not None else time.time()) - int(timestamp))
-    except ValueError:
-        return False
-    if age > settings.CHATWOOT_SIGNATURE_MAX_AGE_SECONDS:
-        return False
-    expected = "sha256=" + hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, signature.strip())
 
 
 @csrf_exempt

@@ -1,9 +1,16 @@
-"""WhatsApp Cloud API events in (direct, without Chatwoot): the parents' messages of a webhook delivery.
+"""The WhatsApp Cloud API channel (direct, without Chatwoot): webhook in, Graph API out.
 
-Meta posts `{"object": "whatsapp_business_account", "entry": [{"changes": [{"value": {...}}]}]}` signed with
-`X-Hub-Signature-256` (checked by the view, `webhook.py`). Text, interactive replies (button_reply / list_reply)
-and template quick replies become the parent's messages, stored through `receive()` and their turns dispatched;
-status updates are ignored. The school is the one whose `whatsapp_phone_number_id` received the message.
+In: Meta posts `{"object": "whatsapp_business_account", "entry": [{"changes": [{"value": {...}}]}]}`
+signed with `X-Hub-Signature-256` (HMAC-SHA256 of the raw body with the App
+Secret). Text, interactive replies (button_reply / list_reply) and template
+quick replies become the parent's messages; status updates are ignored. The
+school is the one whose `whatsapp_phone_number_id` received the message.
+
+Out (`sender.py`, `tasks.py`): `POST {WHATSAPP_API_URL}/{phone number id}/messages` with a Bearer token:
+slot choices as reply buttons (up to 3, titles <= 20 chars) or a list (up to 10
+rows, titles <= 24 chars), everything else as text. A button's id is the
+canonical slot text ("Wednesday 2026-11-25 at 09:00"), and that is what comes
+back as the parent's message when they tap it.
 
 Our Conversation.external_id is "<phone number id>:<wa_id>".
 """
@@ -55,7 +62,8 @@ def _text(message: dict) -> str:
         return string(obj(message.get("text"), "text").get("body"), "text.body")
     if kind == "interactive":
         interactive = obj(message.get("interactive"), "interactive")
-        reply = obj(interactive.get("button_reply"), "button_reply") or obj(interactive.get("list_reply"), "list_reply")
+        reply = obj(interactive.get("button_reply"), "button_reply") or obj(interactive.get("list_reply"),
+                                                                             "list_reply")
         reply_id, title = string(reply.get("id"), "reply id").strip(), string(reply.get("title"), "reply title").strip()
         # Our ids are the readable choice itself ("Wednesday 2026-11-25 at 09:00"); an opaque id
         # (someone else's button) falls back to the title the parent saw.
@@ -84,13 +92,8 @@ def _inbound(phone_number_id: str, names: dict[str, str], message: Any) -> Inbou
     sender = ident(message.get("from"), "from", WA_ID_MAX)
     if not message_id or not sender:
         raise Malformed("a message without an id or a sender")
-    return Inbound(
-        phone_number_id,
-        sender,
-        names.get(sender, ""),
-        message_id,
-        _text(message).strip()[: settings.CHAT_MAX_MESSAGE_CHARS],
-    )
+    return Inbound(phone_number_id, sender, names.get(sender, ""), message_id,
+                   _text(message).strip()[: settings.CHAT_MAX_MESSAGE_CHARS])
 
 
 def parse(payload: dict) -> tuple[list[Inbound], list[Rejected]]:
@@ -103,9 +106,8 @@ def parse(payload: dict) -> tuple[list[Inbound], list[Rejected]]:
             if change.get("field") != "messages":
                 continue
             value = obj(change.get("value"), "value")
-            phone_number_id = ident(
-                obj(value.get("metadata"), "metadata").get("phone_number_id"), "phone_number_id", PHONE_NUMBER_ID_MAX
-            )
+            phone_number_id = ident(obj(value.get("metadata"), "metadata").get("phone_number_id"),
+                                    "phone_number_id", PHONE_NUMBER_ID_MAX)
             names = _names(value.get("contacts"))
             for message in items(value.get("messages"), "messages"):
                 try:
@@ -142,24 +144,17 @@ async def handle_payload(payload: dict) -> list[str]:
     for inbound in found:
         school = await database_hop(_school_for)(inbound.phone_number_id)
         if school is None:
-            logger.warning(
-                "WhatsApp message for phone number id %s, which no school has: ignored", inbound.phone_number_id
-            )
+            logger.warning("WhatsApp message for phone number id %s, which no school has: ignored",
+                           inbound.phone_number_id)
             results.append("ignored: unknown phone number id")
             continue
         contact = await database_hop(_contact_for)(school, inbound)
         if contact is None or not inbound.text:
             results.append("ignored")
             continue
-        received = await receive(
-            school=school,
-            contact=contact,
-            channel=Channel.WHATSAPP,
-            text=inbound.text,
-            channel_message_id=inbound.message_id,
-            external_id=f"{inbound.phone_number_id}:{inbound.wa_id}",
-            run=False,
-        )
+        received = await receive(school=school, contact=contact, channel=Channel.WHATSAPP, text=inbound.text,
+                                 channel_message_id=inbound.message_id,
+                                 external_id=f"{inbound.phone_number_id}:{inbound.wa_id}", run=False)
         if received.duplicate:
             results.append("duplicate")
             continue

@@ -425,8 +425,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
                                                       "characters.") % {"chars": settings.CHAT_MAX_MESSAGE_CHARS},
                                   client_id)
                 return
-            refused = await allow_message(school_id=self.school.pk, visitor=self.visitor,
-                                                 address=self.address)
+            refused = await allow_message(school_id=self.school.pk, visitor=self.visitor, address=self.address)
             if refused:
                 logger.info("web chat message refused by the %s limit", refused.scope)
                 await self._error("rate_limited", gettext("You're sending messages very quickly. I'll send this "

@@ -184,7 +184,7 @@ def server_env(**overrides: str) -> dict[str, str]:
         "LOG_JSON": "False",
         "PYTHONUNBUFFERED": "1",
         # Every bench client comes from 127.0.0.1 and writes to one school: lift the per-address and per-school
-        # abuse limits (chatbot/channels/limits.py), which would otherwise be what the bench measures.
+        # abuse limits (chatbot/channels/web/limits.py), which would otherwise be what the bench measures.
         "CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE": "1000000",
         "CHAT_RATE_LIMIT_PER_SCHOOL_PER_MINUTE": "1000000",
         "CHAT_HANDSHAKES_PER_ADDRESS_PER_MINUTE": "1000000",

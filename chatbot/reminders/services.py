@@ -34,7 +34,7 @@ from chatbot.channels import registry
 from chatbot.channels.outbound import deliver_with
 from chatbot.dates import human_date
 from chatbot.language import reply_language
-from chatbot.models import Channel, Conversation, Message
+from chatbot.models import Conversation, Message
 from chatbot.reminders.models import ReminderSettings, SentReminder
 from chatbot.selectors import inside_whatsapp_window, latest_conversation
 from chatbot.services import store_outbound
@@ -188,7 +188,7 @@ def _send(booking: TourBooking, conversation: Conversation | None, row: SentRemi
             via, message = _send_in_chat(booking, conversation, row, now)
             return via, message, ""
         except Undeliverable as exc:
-            fallback = f"{Channel(channel).label}: {exc}"
+            fallback = f"{conversation.get_channel_display()}: {exc}"  # a channel with no choice: its name
     if not booking.parent_email:
         if fallback:
             raise Undeliverable(f"{fallback}; no e-mail address to fall back on")

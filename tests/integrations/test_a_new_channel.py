@@ -19,11 +19,13 @@ import config.urls
 from chatbot import handoff
 from chatbot.channels import registry
 from chatbot.models import Conversation, Message
+from chatbot.reminders import services as reminders
 from chatbot.tasks import resend_lost_replies
 from crm.models import Contact
 from tests.factories import SchoolFactory
 from tests.integrations import telegram
 from tests.integrations.fakes import Fake
+from tests.integrations.test_reminders import TUESDAY, at, book, clock, parent_on  # noqa: F401 (clock: a fixture)
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -112,6 +114,16 @@ def test_the_former_channel_lists_read_the_registry(client, telegram_channel, te
     Message.objects.filter(pk=lost.pk).update(created_at=timezone.now() - dt.timedelta(minutes=10))
     assert resend_lost_replies() == 1
     assert telegram_api.sent[-1] == {"chat_id": "4242", "text": "A reply whose send task was lost."}
+
+
+def test_a_tour_reminder_goes_on_the_new_channel_which_has_no_24_hour_rule(clock, telegram_channel,  # noqa: F811
+                                                                           telegram_api):
+    school = SchoolFactory(time_zone="Asia/Singapore")
+    booking = book(school, parent_on(school, "telegram", external_id="4242"))
+    clock.move_to(at(TUESDAY, 12))  # 26 hours after the parent's last message: WhatsApp would want a template
+    assert reminders.send_due_reminders() == {"sent": 1}
+    [sent] = telegram_api.sent
+    assert sent["chat_id"] == "4242" and f"Your reference is {booking.reference}." in sent["text"]
 
 
 def test_the_channels_celery_tasks_keep_the_names_queued_and_stored_before_they_moved():

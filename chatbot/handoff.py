@@ -19,13 +19,12 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
-from chatbot.channels.base import observer_for
+from chatbot.channels.registry import observer_for, staffed
 from chatbot.language import reply_language
-from chatbot.models import Channel, Conversation, Message
+from chatbot.models import Conversation, Message
 
 HANDOFF_TEXT = gettext_lazy("I'm passing you to a member of our admissions team, who will reply here as soon as "
                             "they can. Thank you for your patience!")
-STAFF_CHANNELS = (Channel.CHATWOOT, Channel.WHATSAPP)
 
 _ASKS_FOR_PERSON = re.compile(
     r"""\b(?:speak|talk|chat|connect\s+me|put\s+me\s+through)\s+(?:to|with)\s+(?:a|an|the|your|some)?\s*
@@ -102,7 +101,7 @@ def hand_off_after_failures(message_id: int) -> bool:
     if message is None:
         return False
     conversation = message.conversation
-    if conversation.channel not in STAFF_CHANNELS or conversation.status != Conversation.Status.ACTIVE:
+    if not staffed(conversation.channel) or conversation.status != Conversation.Status.ACTIVE:
         return False
     outcomes = [m for m in conversation.messages.filter(role__in=[Message.Role.ASSISTANT, Message.Role.SYSTEM])
                 .exclude(text="").order_by("-created_at", "-id")[:10]
@@ -122,7 +121,7 @@ def route_inbound(message: Message, platform_status: str | None = None) -> bool:
     if platform_status in ("open", "snoozed"):
         hand_off(conversation, f"the conversation is {platform_status} in Chatwoot", reopen_platform=False)
         return False
-    if conversation.channel in STAFF_CHANNELS and asks_for_person(message.text):
+    if staffed(conversation.channel) and asks_for_person(message.text):
         hand_off(conversation, "the parent asked for a person", notify_parent=True)
         return False
     return True

@@ -4,7 +4,6 @@ in the transcript and, for the concierge's own words, in the agent's history) an
 observer.
 """
 
-import importlib
 import logging
 
 from asgiref.sync import async_to_sync
@@ -18,10 +17,10 @@ from bookings.services import BookingError
 from chatbot.agent.dialogue import DialogueState
 from chatbot.agent.memory import ActiveContext
 from chatbot.agent.offline import replies
-from chatbot.channels.base import observer_for
+from chatbot.channels.registry import observer_for, spec_for
 from chatbot.dates import human_slot
 from chatbot.language import reply_language
-from chatbot.models import Channel, Conversation, Message
+from chatbot.models import Conversation, Message
 from chatbot.selectors import inside_whatsapp_window, latest_conversation
 from chatbot.services import store_outbound
 from config.logging import mask_email
@@ -29,18 +28,6 @@ from crm.identity import format_phone
 from crm.models import Contact
 
 logger = logging.getLogger(__name__)
-WINDOWED_CHANNELS = (Channel.WHATSAPP, Channel.CHATWOOT)  # WhatsApp's 24-hour rule for free text
-
-
-def _observer(channel: str):
-    """The channel's observer; its module registers it on import (the web one is imported by the ASGI routing)."""
-    try:
-        importlib.import_module(f"chatbot.channels.{channel}")
-    except ModuleNotFoundError:
-        pass  # a channel without a module of its own (the terminal) registers its observer where it runs
-    except Exception:
-        logger.exception("the channel module for %s failed to import", channel)
-    return observer_for(channel)
 
 
 def tell_contact(contact_id: int, text: str, *, role: str = Message.Role.ASSISTANT, subject: str = "",
@@ -57,11 +44,11 @@ def tell_contact(contact_id: int, text: str, *, role: str = Message.Role.ASSISTA
         logger.info("no conversation to reach contact %s through", contact_id)
         return None
     message = store_outbound(conversation, text, role=role)
-    if conversation.channel in WINDOWED_CHANNELS and not inside_whatsapp_window(conversation):
+    if spec_for(conversation.channel).messaging_window and not inside_whatsapp_window(conversation):
         _outside_the_window(conversation, message, subject, email or conversation.contact.email)
         return message
     try:
-        async_to_sync(_observer(conversation.channel).reply)(conversation, message)
+        async_to_sync(observer_for(conversation.channel).reply)(conversation, message)
     except Exception:  # the channel is down or refuses: staff see the message in the transcript
         logger.exception("could not deliver message %s on %s", message.pk, conversation.channel)
     return message

@@ -1,7 +1,3 @@
-from django.urls import path
+from chatbot.channels import registry
 
-from chatbot.channels.web import WebChatConsumer
-
-websocket_urlpatterns = [
-    path("ws/chat/<slug:school_slug>/", WebChatConsumer.as_asgi()),
-]
+websocket_urlpatterns = registry.websocket_urlpatterns()

@@ -21,9 +21,9 @@ from django.utils.translation import gettext_lazy
 from redis.exceptions import RedisError
 
 from bookings.models import School
-from chatbot import handoff, hotpath, language, outcomes
+from chatbot import hotpath, language, outcomes
 from chatbot.agent import loop, memory
-from chatbot.channels.base import observer_for
+from chatbot.channels.registry import observer_for, staffed
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 from chatbot.text import without_nul
 from config import rows
@@ -128,12 +128,14 @@ def _store_in_open_conversation(school: School, contact: Contact, channel: str, 
 async def receive(
     *, school: School, contact: Contact, channel: str, text: str, channel_message_id: str = "",
     external_id: str = "", run: bool = True, on_stored: Callable[[Received], Awaitable] | None = None,
+    new_contact: bool = False,
 ) -> Received:
     """Store an inbound message and (unless `run` is False) answer everything pending for the contact.
-    `on_stored` is awaited once the message is stored, before the turn (e.g. to acknowledge it)."""
+    `on_stored` is awaited once the message is stored, before the turn (e.g. to acknowledge it); `new_contact`:
+    the contact was created just now (see `store_received`)."""
     lock = memory.session_lock(school.pk, contact.pk) if run else None  # the lock's client is this loop's
     received, start = await database_hop(_store_and_take)(school, contact, channel, text, channel_message_id,
-                                                          external_id, lock)
+                                                          external_id, lock, new_contact)
     if on_stored:
         await on_stored(received)
     if run and not received.duplicate:
@@ -155,11 +157,11 @@ class Start:
 
 
 def _store_and_take(school: School, contact: Contact, channel: str, text: str, channel_message_id: str,
-                    external_id: str, lock) -> tuple[Received, Start | None]:
+                    external_id: str, lock, new_contact: bool = False) -> tuple[Received, Start | None]:
     """`receive()`'s database hop: the message stored; with a `lock` (the contact's `memory.session_lock`), then
     the lock taken (or the message queued for the turn holding it), and with no burst window to wait for, the
     turn opened (`_open_turn`): one hop from the parent's message to the prompt."""
-    received = store_received(school, contact, channel, text, channel_message_id, external_id)
+    received = store_received(school, contact, channel, text, channel_message_id, external_id, new_contact)
     if lock is None or received.duplicate:
         return received, None
     conversation, message = received.conversation, received.message
@@ -503,7 +505,7 @@ async def _apologise(conversation: Conversation) -> None:
     On the web chat the sweeper answers them later too, but the parent is waiting
     at the screen and is told at once.
     """
-    if conversation.channel in handoff.STAFF_CHANNELS:
+    if staffed(conversation.channel):
         return
     spoken = language.reply_language(conversation.school, conversation.contact)
     with translation.override(spoken):

@@ -13,7 +13,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from adminpanel.scheduling import embedded  # noqa: E402
-from chatbot.channels.web import ChatOriginValidator  # noqa: E402
+from chatbot.channels.web.consumer import ChatOriginValidator  # noqa: E402
 from chatbot.channels.worker import AGENT_CHANNEL, AgentWorker  # noqa: E402
 from chatbot.routing import websocket_urlpatterns  # noqa: E402
 from chatbot.warmup import warm_up  # noqa: E402

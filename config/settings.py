@@ -204,7 +204,7 @@ CHAT_MAX_MESSAGE_CHARS = env.int("CHAT_MAX_MESSAGE_CHARS", default=2000)
 # A web chat visitor token unused this long (each connection signs it afresh) no longer resumes the visitor's
 # contact and conversations: that browser starts as a new visitor.
 VISITOR_TOKEN_MAX_AGE_DAYS = env.int("VISITOR_TOKEN_MAX_AGE_DAYS", default=90)
-# Abuse limits of the web chat (chatbot/channels/limits.py, in Redis when REDIS_URL is set). Per visitor a token
+# Abuse limits of the web chat (chatbot/channels/web/limits.py, in Redis when REDIS_URL is set). Per visitor a token
 # bucket: a burst of 20 messages (a parent's clicks, quick replies and typing in a flurry), then one every 3 s
 # (20 a minute, above ordinary chat's one every five seconds). Per client address and per school, and socket
 # handshakes per client address: moving windows of one minute (the `limits` library).
@@ -318,6 +318,9 @@ LOGGING = {
 }
 
 # --- Integrations: Chatwoot, WhatsApp Cloud API, Pipedrive (docs/integrations.md) ---
+# The channels parents write on: each a package with its registry entry, `CHANNEL` (chatbot/channels/registry.py).
+CHAT_CHANNELS = ["chatbot.channels.web", "chatbot.channels.chatwoot", "chatbot.channels.whatsapp",
+                 "chatbot.channels.terminal"]
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Test database as a file (per process): webhook turns run on a background thread while requests write,
     # and an in-memory shared-cache database answers "table is locked" where a file (WAL, timeout) waits.

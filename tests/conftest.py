@@ -1,5 +1,6 @@
 """Shared fixtures. Tests run on PostgreSQL + Redis when DATABASE_URL / REDIS_URL are set (CI), else embedded."""
 
+import dataclasses
 import datetime as dt
 
 import pytest
@@ -7,6 +8,7 @@ from django.conf import settings
 from django.db import connection
 
 from chatbot.agent import claims, loop
+from chatbot.channels import registry
 from config.redis import get_redis, reset_clients
 from tests.factories import ContactFactory, SchoolFactory
 
@@ -62,6 +64,17 @@ def truthful_replies(monkeypatch):
     yield found
     problems = [f"{text[:200]!r}: " + "; ".join(map(str, listed)) for text, listed in found.by_reply.values()]
     assert not problems, "a reply claimed a change its turn did not make:\n" + "\n".join(problems)
+
+
+@pytest.fixture
+def use_observer(monkeypatch):
+    """`use_observer(channel, observer)`: the channel's registry entry with this observer, for the test."""
+
+    def use(channel: str, observer) -> None:
+        monkeypatch.setitem(registry.CHANNELS, channel, dataclasses.replace(registry.spec_for(channel),
+                                                                           observer=observer))
+
+    return use
 
 
 @pytest.fixture

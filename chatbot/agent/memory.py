@@ -242,7 +242,7 @@ def save_and_release(active: ActiveContext, lock, group: tuple[bytes | str, int]
     """The turn's end, from synchronous code: its active task saved and its `session_lock` released (with the
     token check) in one Redis round trip, which also tells whether a message was queued for this turn meanwhile
     (True / False; None when Redis is unreachable) and, given a `group` (a sorted set's key and the lowest score
-    to read, see `chatbot.channels.web.group_in_our_redis`), reads its members: (flagged, members or None).
+    to read, see `chatbot.channels.web.consumer.group_in_our_redis`), reads its members: (flagged, members or None).
     A lock already gone (expired, or lost with a Redis restart) is only logged; with Redis unreachable the task
     is not saved and the lock expires on its own."""
     token, lock.local.token = lock.local.token, None

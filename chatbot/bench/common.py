@@ -184,7 +184,7 @@ def server_env(**overrides: str) -> dict[str, str]:
         "LOG_JSON": "False",
         "PYTHONUNBUFFERED": "1",
         # Every bench client comes from 127.0.0.1 and writes to one school: lift the per-address and per-school
-        # abuse limits (chatbot/channels/limits.py), which would otherwise be what the bench measures.
+        # abuse limits (chatbot/channels/web/limits.py), which would otherwise be what the bench measures.
         "CHAT_RATE_LIMIT_PER_ADDRESS_PER_MINUTE": "1000000",
         "CHAT_RATE_LIMIT_PER_SCHOOL_PER_MINUTE": "1000000",
         "CHAT_HANDSHAKES_PER_ADDRESS_PER_MINUTE": "1000000",
@@ -308,8 +308,8 @@ def _only_known_relations(model) -> bool:
 def _forget_redis(school_id: int, contact_ids: list[int]) -> None:
     """The contacts' session keys, their rate-limit windows, and the channel-layer groups of their web visitors."""
     from chatbot.agent import memory as agent_memory
-    from chatbot.channels.limits import KEY_PREFIX
-    from chatbot.channels.web import visitor_group
+    from chatbot.channels.web.consumer import visitor_group
+    from chatbot.channels.web.limits import KEY_PREFIX
     from config.redis import get_redis
     from crm.models import Contact
 

@@ -59,7 +59,7 @@ PEER_ROUNDS = 4  # with --peer: ours and the peer's turns alternate in this many
 
 
 class _Socket:
-    """Stands in for a parent's open chat socket in this process (what `chatbot.channels.web.WebChatConsumer`
+    """Stands in for a parent's open chat socket in this process (what `chatbot.channels.web.consumer.WebChatConsumer`
     registers): the turn's frames are written to it directly, as to the consumer that received the message."""
 
     def __init__(self, sockets: "Sockets", name: str) -> None:
@@ -86,7 +86,7 @@ class Sockets:
     async def __aenter__(self) -> "Sockets":
         from channels.layers import get_channel_layer
 
-        import chatbot.channels.web as web  # also registers the web channel's observer, as the routing does
+        from chatbot.channels.web import consumer as web
 
         self._layer, self._web = get_channel_layer(), web
         original = self._send_to_visitor = web.send_to_visitor

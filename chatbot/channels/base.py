@@ -1,10 +1,8 @@
 """How a channel hears about a turn: typing, reasoning steps, queued notices, the reply.
 
-Each channel (web chat, Chatwoot, WhatsApp, terminal) registers one observer;
-the turn runner calls it for the conversation's channel, wherever the turn runs.
+Each channel (web chat, Chatwoot, WhatsApp, terminal) has one observer, in its registry entry
+(chatbot.channels.registry); the turn runner calls it for the conversation's channel, wherever the turn runs.
 """
-
-from importlib import import_module
 
 from chatbot.models import Conversation, Message
 
@@ -57,17 +55,3 @@ class TurnObserver:
         """Synchronous, inside the ending transaction: e.g. queue a write-back of the persistent context."""
         return None
 
-
-_observers: dict[str, TurnObserver] = {}
-# Imported on first use, so every process (web, agent worker, Celery) finds these channels' observers.
-_LAZY_MODULES = {"chatwoot": "chatbot.channels.chatwoot", "whatsapp": "chatbot.channels.whatsapp"}
-
-
-def register_observer(channel: str, observer: TurnObserver) -> None:
-    _observers[channel] = observer
-
-
-def observer_for(channel: str) -> TurnObserver:
-    if channel not in _observers and channel in _LAZY_MODULES:
-        import_module(_LAZY_MODULES[channel])
-    return _observers.get(channel) or TurnObserver()

@@ -8,16 +8,38 @@ dead letter (`RejectedInbound`, in the admin) and the rest of its delivery is st
 
 import hashlib
 import json
+import logging
 import re
 from typing import Any
 
+from django.http import HttpRequest, JsonResponse
+
+from chatbot import safejson
 from chatbot.models import RejectedInbound
+
+logger = logging.getLogger(__name__)
 
 _UNSTORABLE = re.compile(r"\x00|[\ud800-\udfff]")
 
 
 class Malformed(ValueError):
     """A field whose type or length is not what the platform documents."""
+
+
+def json_body(request: HttpRequest) -> dict | None:
+    """A webhook's body as a JSON object, its text storable (`clean`); None (a 400) for anything else, over-deep
+    nesting included."""
+    try:
+        payload = safejson.loads(request.body)
+    except safejson.MalformedJSON:
+        return None
+    return clean(payload) if isinstance(payload, dict) else None
+
+
+def malformed(platform: str, problem: Malformed) -> JsonResponse:
+    """The 400 of a webhook whose payload does not have the shape its platform documents."""
+    logger.warning("%s webhook: malformed payload (%s)", platform, problem)
+    return JsonResponse({"error": f"malformed payload: {problem}"}, status=400)
 
 
 def clean(value: Any) -> Any:

@@ -15,6 +15,7 @@ the conversation must still be the bot's (our status, then the platform's).
 """
 
 import logging
+from collections.abc import Callable
 
 from django.db import IntegrityError
 from django.utils import timezone
@@ -22,7 +23,7 @@ from django.utils import timezone
 from bookings.links import manage_url
 from chatbot.models import Conversation, Message
 from crm.external import ledger
-from crm.external.http import PermanentError, TransientError
+from crm.external.http import ApiClient, PermanentError, TransientError
 from crm.external.tasks import GiveUp
 
 logger = logging.getLogger(__name__)
@@ -150,6 +151,12 @@ def deliver(message_id: int, sender: Sender) -> str:
         last_id = external_id
     _mark_delivered(message, last_id)
     return "delivered"
+
+
+def deliver_with(client: Callable[[], ApiClient], sender: Callable[[ApiClient], Sender], message_id: int) -> str:
+    """`deliver` through a client of the platform of its own, closed after."""
+    with client() as api:
+        return deliver(message_id, sender(api))
 
 
 def _mark_delivered(message: Message, external_id: str) -> None:

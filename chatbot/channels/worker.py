@@ -46,7 +46,8 @@ from redis.exceptions import RedisError
 
 from chatbot import handoff
 from chatbot.agent import memory
-from chatbot.models import Channel, Conversation, Message
+from chatbot.channels import registry
+from chatbot.models import Conversation, Message
 from chatbot.services import answer_message, answered_since_taken, give_back_lapsed, give_back_unanswered, running_here
 from config.hops import database_hop
 from config.redis import get_redis
@@ -86,7 +87,7 @@ async def _answer_when_the_database_answers(event: dict, message_id: int) -> boo
     for attempt in itertools.count():
         try:
             if event.get("session_start"):
-                await database_hop(_session_start)(message_id, event["session_start"])
+                await database_hop(_session_start)(event.get("channel", ""), message_id, event["session_start"])
             await answer_message(message_id)
             return True
         except DATABASE_DOWN as exc:
@@ -123,10 +124,11 @@ async def run_turn_event(event: dict) -> None:
         _in_flight -= 1
 
 
-def _session_start(message_id: int, data: dict) -> None:
-    from chatbot.channels import chatwoot
-
-    chatwoot.load_contact_context(message_id, data)
+def _session_start(channel: str, message_id: int, data: dict) -> None:
+    """The channel's start of a conversation (e.g. Chatwoot's custom attributes read into the context)."""
+    start = registry.spec_for(channel).session_start
+    if start is not None:
+        start(message_id, data)
 
 
 def _take_over(lock, school_id: int, contact_id: int) -> int | None:
@@ -344,9 +346,6 @@ async def _send_with_own_layer(event: dict) -> None:
 
 
 MAX_REDISPATCHES = 3
-# Channels whose unanswered messages the sweeper dispatches again: a web chat turn also dies with its
-# process (a deploy, a crash), and its reply reaches the parent's socket through the channel layer.
-SWEPT_CHANNELS = (Channel.CHATWOOT, Channel.WHATSAPP, Channel.WEB)
 
 
 def _count_redispatch(redis, message_id: int) -> int:
@@ -358,7 +357,8 @@ def _count_redispatch(redis, message_id: int) -> int:
 
 
 def sweep_stale_inbound(now=None) -> int:
-    """Dispatch again the webhook messages nobody answered; returns how many contacts were dispatched.
+    """Dispatch again the messages nobody answered on the swept channels (`ChannelSpec.swept`: webhook channels,
+    and the web chat, whose turn also dies with its process); returns how many contacts were dispatched.
 
     Two kinds: messages never taken by a turn (the dispatch event was lost), and
     messages a turn took but never answered (its worker died mid-turn: taken,
@@ -371,7 +371,7 @@ def sweep_stale_inbound(now=None) -> int:
     staff_era = Message.objects.filter(conversation=OuterRef("conversation"), role=Message.Role.SYSTEM,
                                        created_at__gte=OuterRef("created_at")).filter(
         Q(payload__has_key="handoff") | Q(payload__has_key="resumed"))
-    stale = (Message.objects.filter(role=Message.Role.USER, channel__in=SWEPT_CHANNELS,
+    stale = (Message.objects.filter(role=Message.Role.USER, channel__in=registry.names(lambda spec: spec.swept),
                                     conversation__status=Conversation.Status.ACTIVE, created_at__lt=cutoff,
                                     created_at__gte=now - dt.timedelta(days=1))
              .filter(Q(processed_at__isnull=True) | Q(processed_at__lt=cutoff) & ~answered_since_taken())
@@ -387,7 +387,7 @@ def sweep_stale_inbound(now=None) -> int:
         if redis.exists(memory.lock_key(first.conversation.school_id, contact_id)):
             continue  # a turn is running for this contact right now
         if _count_redispatch(redis, first.pk) > MAX_REDISPATCHES:
-            if first.conversation.channel not in handoff.STAFF_CHANNELS:
+            if not registry.staffed(first.conversation.channel):
                 # No staff inbox behind the web chat: the failed task in the admin is where staff see it.
                 Message.objects.filter(pk__in=[m.pk for m in messages]).update(processed_at=now)
                 outcome = "left for staff in Failed tasks"

@@ -4,9 +4,10 @@ Each reminder is claimed first (a `SentReminder` row, unique on booking, kind an
 booking is read again: a tour cancelled or moved since is not reminded (a moved tour's new start is a new
 key, reminded at its own time). The channel is the one of the parent's latest conversation:
 
-- WhatsApp (direct) and Chatwoot: a chat message inside 24 hours of the parent's last message; outside them
-  the school's approved WhatsApp template (free text is refused there). Sent here through the channel's
-  exactly-once delivery (chatbot.channels.outbound), so the outcome is known.
+- A channel whose replies go through a platform's API (its registry entry's `delivery`: WhatsApp direct,
+  Chatwoot): a chat message; where WhatsApp's 24-hour rule applies (`messaging_window`), outside 24 hours of
+  the parent's last message the school's approved WhatsApp template (free text is refused there). Sent here
+  through the channel's exactly-once delivery (chatbot.channels.outbound), so the outcome is known.
 - Web chat (and anything else): an e-mail with the tour's .ics and its signed manage link.
 
 When the channel cannot carry it (no template, the platform refuses, still down after a few tries), the
@@ -16,10 +17,8 @@ Tour reminders; the desk shows it on the tour). It never fails silently.
 
 import datetime as dt
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -31,11 +30,11 @@ from bookings.links import manage_url
 from bookings.models import School, TourBooking
 from bookings.services import describe_date, local_now
 from chatbot.calendar import calendar_file
-from chatbot.channels import chatwoot, whatsapp
-from chatbot.channels.outbound import deliver
+from chatbot.channels import registry
+from chatbot.channels.outbound import deliver_with
 from chatbot.dates import human_date
 from chatbot.language import reply_language
-from chatbot.models import Channel, Conversation, Message
+from chatbot.models import Conversation, Message
 from chatbot.reminders.models import ReminderSettings, SentReminder
 from chatbot.selectors import inside_whatsapp_window, latest_conversation
 from chatbot.services import store_outbound
@@ -184,12 +183,12 @@ def _send(booking: TourBooking, conversation: Conversation | None, row: SentRemi
     """(via, chat message, detail) once sent; TryLater or Undeliverable otherwise."""
     fallback = ""
     channel = conversation.channel if conversation else ""
-    if channel in CHAT_CHANNELS:
+    if registry.spec_for(channel).delivery is not None:
         try:
             via, message = _send_in_chat(booking, conversation, row, now)
             return via, message, ""
         except Undeliverable as exc:
-            fallback = f"{Channel(channel).label}: {exc}"
+            fallback = f"{conversation.get_channel_display()}: {exc}"  # a channel with no choice: its name
     if not booking.parent_email:
         if fallback:
             raise Undeliverable(f"{fallback}; no e-mail address to fall back on")
@@ -200,32 +199,16 @@ def _send(booking: TourBooking, conversation: Conversation | None, row: SentRemi
 
 
 # --- chat channels ---------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class ChatRoute:
-    configured: Callable[[], bool]
-    client: type
-    sender: type
-    text_via: str
-    template_via: str
-
-
-CHAT_CHANNELS = {
-    Channel.WHATSAPP: ChatRoute(lambda: bool(settings.WHATSAPP_TOKEN), whatsapp.WhatsAppClient,
-                                whatsapp.WhatsAppSender, Via.WHATSAPP_TEXT, Via.WHATSAPP_TEMPLATE),
-    Channel.CHATWOOT: ChatRoute(chatwoot.configured, chatwoot.ChatwootClient, chatwoot.ChatwootSender,
-                                Via.CHATWOOT_TEXT, Via.CHATWOOT_TEMPLATE),
-}
-
-
 def _send_in_chat(booking: TourBooking, conversation: Conversation, row: SentReminder, now: dt.datetime
                   ) -> tuple[str, Message]:
-    route = CHAT_CHANNELS[conversation.channel]
+    spec = registry.spec_for(conversation.channel)
+    route = spec.delivery
     if not route.configured():
         raise Undeliverable("the channel is not configured here")
     message = row.message  # a retry re-sends the same message: its delivery ledger keeps it single
     if message is None:
         template = None
-        if not inside_whatsapp_window(conversation, now):
+        if spec.messaging_window and not inside_whatsapp_window(conversation, now):
             policy = settings_for(booking.school)
             if not policy.whatsapp_template:
                 raise Undeliverable("the parent's last message is over 24 hours old and the school has no "
@@ -234,8 +217,7 @@ def _send_in_chat(booking: TourBooking, conversation: Conversation, row: SentRem
         message = _store_message(conversation, booking, row, template, now)
     via = route.template_via if message.payload.get("template") else route.text_via
     try:
-        with route.client() as client:
-            outcome = deliver(message.pk, route.sender(client))
+        outcome = deliver_with(route.client, route.sender, message.pk)
     except TransientError as exc:
         if row.attempts >= MAX_ATTEMPTS:
             raise Undeliverable(f"still unavailable after {row.attempts} tries ({exc})") from None

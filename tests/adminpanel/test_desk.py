@@ -14,7 +14,7 @@ from bookings import callbacks
 from bookings.callbacks import request_callback
 from bookings.models import CallbackRequest, TourBooking, TourSlot
 from bookings.services import local_now
-from chatbot.channels import base as channels_base
+from chatbot.channels.base import TurnObserver
 from chatbot.models import Channel, Message
 from config.logging import mask_phone
 from crm.models import Activity
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:No directory at:UserWarning")
 DESK = "/admin/desk/"
 
 
-class RecordingObserver(channels_base.TurnObserver):
+class RecordingObserver(TurnObserver):
     def __init__(self):
         self.replies = []
 
@@ -35,11 +35,9 @@ class RecordingObserver(channels_base.TurnObserver):
 
 
 @pytest.fixture
-def observer(monkeypatch):
-    import chatbot.channels.web  # noqa: F401 - registers the real web observer first; ours replaces it for the test
-
+def observer(use_observer):
     recording = RecordingObserver()
-    monkeypatch.setitem(channels_base._observers, Channel.WEB, recording)
+    use_observer(Channel.WEB, recording)
     return recording
 
 

@@ -12,7 +12,7 @@ from adminpanel import services
 from adminpanel.bench import measure_console
 from adminpanel.management.commands.seed_demo import GROUP_PERMISSIONS
 from adminpanel.management.commands.seed_load import Command as SeedLoad
-from chatbot.channels import base as channels_base
+from chatbot.channels.base import TurnObserver
 from chatbot.models import Channel, Conversation, Message, ReasoningStep
 from tests.adminpanel.conftest import book, make_conversation
 from tests.factories import ConversationFactory, UserFactory
@@ -20,7 +20,7 @@ from tests.factories import ConversationFactory, UserFactory
 pytestmark = pytest.mark.filterwarnings("ignore:No directory at:UserWarning")
 
 
-class Recording(channels_base.TurnObserver):
+class Recording(TurnObserver):
     def __init__(self, fail: bool = False):
         self.fail = fail
         self.replies = []
@@ -31,13 +31,13 @@ class Recording(channels_base.TurnObserver):
         self.replies.append((conversation.channel, message.text))
 
 
-def test_notify_parent_uses_the_latest_conversation_and_its_channel(school, tuesday, monkeypatch):
+def test_notify_parent_uses_the_latest_conversation_and_its_channel(school, tuesday, use_observer):
     booking = book(school, tuesday)
     older = ConversationFactory(school=school, contact=booking.contact, channel=Channel.WEB)
     Conversation.objects.filter(pk=older.pk).update(started_at=timezone.now() - dt.timedelta(days=3))
     latest = ConversationFactory(school=school, contact=booking.contact, channel=Channel.CLI)
     recording = Recording()
-    monkeypatch.setitem(channels_base._observers, Channel.CLI, recording)
+    use_observer(Channel.CLI, recording)
 
     message = services.notify_parent(booking, "Your tour has moved.")
 
@@ -48,10 +48,10 @@ def test_notify_parent_uses_the_latest_conversation_and_its_channel(school, tues
     assert latest.last_message_at == message.created_at
 
 
-def test_notify_parent_survives_a_channel_failure(school, tuesday, monkeypatch, caplog):
+def test_notify_parent_survives_a_channel_failure(school, tuesday, use_observer, caplog):
     booking = book(school, tuesday)
     ConversationFactory(school=school, contact=booking.contact, channel=Channel.CLI)
-    monkeypatch.setitem(channels_base._observers, Channel.CLI, Recording(fail=True))
+    use_observer(Channel.CLI, Recording(fail=True))
     message = services.notify_parent(booking, "Cancelled.")
     assert Message.objects.filter(pk=message.pk).exists()  # stored even though delivery failed
     assert "could not deliver" in caplog.text

@@ -20,7 +20,7 @@ from django.test import override_settings
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse, Usage
 
-from chatbot.channels.web import CLOSE_UNKNOWN_SCHOOL, VISITOR_SALT, ChatOriginValidator
+from chatbot.channels.web.consumer import CLOSE_UNKNOWN_SCHOOL, VISITOR_SALT, ChatOriginValidator
 from chatbot.models import Conversation, Message
 from config.asgi import application
 from crm.models import Contact
@@ -567,7 +567,7 @@ async def test_progress_reaches_other_processes_sockets_a_reply_found_and_every_
     since then gets the reply (and the next turn's progress)."""
     from channels.layers import get_channel_layer
 
-    from chatbot.channels import web
+    from chatbot.channels.web import consumer as web
 
     layer = get_channel_layer()
     group = web.visitor_group(1, "v-remote")
@@ -589,7 +589,7 @@ async def test_a_reply_goes_to_the_sockets_its_turn_read_with_the_lock_release()
     other processes: no look-up of its own."""
     from channels.layers import get_channel_layer
 
-    from chatbot.channels import web
+    from chatbot.channels.web import consumer as web
 
     layer = get_channel_layer()
     elsewhere = await layer.new_channel()  # not in the group's table: only `found` names it

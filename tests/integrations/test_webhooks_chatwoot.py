@@ -435,7 +435,7 @@ def _reply_waiting_for_delivery(school):
 @pytest.mark.parametrize("can_check", [True, False])
 def test_a_send_task_that_dies_after_posting_is_not_posted_twice(school, chatwoot, monkeypatch, settings,
                                                                  can_check):
-    from chatbot.tasks import deliver_chatwoot_message
+    from chatbot.channels.chatwoot.tasks import deliver_chatwoot_message
     from crm.models import ExternalCall
 
     reply = _reply_waiting_for_delivery(school)
@@ -467,8 +467,8 @@ def test_a_send_task_that_dies_after_posting_is_not_posted_twice(school, chatwoo
 
 
 def test_a_send_task_that_dies_before_posting_posts_on_the_rerun(school, chatwoot, monkeypatch):
-    from chatbot.channels import chatwoot as channel
-    from chatbot.tasks import deliver_chatwoot_message
+    from chatbot.channels.chatwoot import client as channel
+    from chatbot.channels.chatwoot.tasks import deliver_chatwoot_message
 
     reply = _reply_waiting_for_delivery(school)
     real_post = channel.ChatwootClient.post_message

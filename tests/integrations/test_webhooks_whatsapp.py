@@ -125,7 +125,7 @@ def _reply_with_slots(school, count: int) -> Message:
 
 
 def test_up_to_three_slots_go_out_as_reply_buttons(school, whatsapp):
-    from chatbot.tasks import deliver_whatsapp_message
+    from chatbot.channels.whatsapp.tasks import deliver_whatsapp_message
 
     reply = _reply_with_slots(school, 3)
     deliver_whatsapp_message.apply(args=[reply.pk])
@@ -138,7 +138,7 @@ def test_up_to_three_slots_go_out_as_reply_buttons(school, whatsapp):
 
 
 def test_more_slots_go_out_as_a_list_of_at_most_ten_rows(school, whatsapp):
-    from chatbot.tasks import deliver_whatsapp_message
+    from chatbot.channels.whatsapp.tasks import deliver_whatsapp_message
 
     reply = _reply_with_slots(school, 12)
     deliver_whatsapp_message.apply(args=[reply.pk])
@@ -150,7 +150,7 @@ def test_more_slots_go_out_as_a_list_of_at_most_ten_rows(school, whatsapp):
 
 
 def test_a_long_reply_with_slots_is_split_into_text_then_choices(school, whatsapp):
-    from chatbot.tasks import deliver_whatsapp_message
+    from chatbot.channels.whatsapp.tasks import deliver_whatsapp_message
 
     reply = _reply_with_slots(school, 2)
     reply.text = "Here is everything about our tours. " * 40

@@ -6,7 +6,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
-from chatbot.channels.web import CLOSE_UNAVAILABLE
+from chatbot.channels.web.consumer import CLOSE_UNAVAILABLE
 from config.asgi import application
 from config.redis import reset_clients
 from tests.factories import SchoolFactory

@@ -14,8 +14,9 @@ from django.core import signing
 from bookings import services
 from bookings.links import MANAGE_SALT, manage_path, manage_url
 from bookings.models import TourBooking
-from chatbot.channels import chatwoot, whatsapp
-from chatbot.channels.web import message_event
+from chatbot.channels.chatwoot import sender as chatwoot
+from chatbot.channels.web.consumer import message_event
+from chatbot.channels.whatsapp import sender as whatsapp
 from tests.factories import ContactFactory, ConversationFactory, MessageFactory
 
 pytestmark = [pytest.mark.django_db]

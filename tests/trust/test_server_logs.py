@@ -23,7 +23,7 @@ from django.core import signing
 from django.db import connection
 
 from bookings.links import manage_path
-from chatbot.channels.web import VISITOR_SALT
+from chatbot.channels.web.consumer import VISITOR_SALT
 from tests.factories import SchoolFactory, TourBookingFactory
 from tests.faults.conftest import free_port, wait_for
 from tests.integrations.conftest import SECRET

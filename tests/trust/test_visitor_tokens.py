@@ -11,7 +11,7 @@ from django.core import signing
 from django.test import override_settings
 from django.utils import timezone
 
-from chatbot.channels.web import VISITOR_SALT
+from chatbot.channels.web.consumer import VISITOR_SALT
 from tests.chatbot.test_web_consumer import open_chat
 from tests.factories import ContactFactory, ConversationFactory, MessageFactory, SchoolFactory
 

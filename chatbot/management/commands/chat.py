@@ -5,6 +5,7 @@ Reads one message per line from stdin, so it can be scripted:
 """
 
 import asyncio
+import dataclasses
 import sys
 import uuid
 
@@ -13,38 +14,12 @@ from django.core.management.base import BaseCommand, CommandError
 from rich.console import Console
 
 from bookings.models import School
-from chatbot.channels.base import TurnObserver, register_observer
+from chatbot.channels import registry, terminal
+from chatbot.channels.terminal.observer import TerminalObserver
 from chatbot.models import Channel
 from chatbot.services import receive
 from crm.identity import InvalidContactDetail, normalise_phone
 from crm.services import find_or_create_contact
-
-STYLES = {"think": "dim italic", "act": "cyan", "observe": "green", "answer": "bold"}
-
-
-class TerminalObserver(TurnObserver):
-    def __init__(self, console: Console, show_steps: bool) -> None:
-        self.console = console
-        self.show_steps = show_steps
-
-    async def step(self, conversation, step: dict) -> None:
-        if not self.show_steps or step["kind"] == "answer":
-            return
-        if step["kind"] == "act":
-            text = f"→ {step['tool_name']}({step['tool_arguments']})"
-        elif step["kind"] == "observe":
-            text = f"← {step['tool_name']}: {step['content']}"
-        else:
-            text = f"… {step['content']}"
-        style = "red" if step["kind"] == "observe" and (step["tool_result"] or {}).get("status") == "error" else None
-        self.console.print(text, style=style or STYLES[step["kind"]], markup=False, highlight=False)
-
-    async def reply(self, conversation, message) -> None:
-        self.console.print(f"Concierge: {message.text}", style="bold", markup=False, highlight=False)
-        for block in message.payload.get("blocks", []):
-            if block["type"] == "buttons":
-                for number, option in enumerate(block["options"], start=1):
-                    self.console.print(f"   [{number}] {option['label']}", markup=False, highlight=False)
 
 
 class Command(BaseCommand):
@@ -70,7 +45,7 @@ class Command(BaseCommand):
         contact = find_or_create_contact(school=school_obj, verified_phone=e164, name=name,
                                          web_visitor_id="" if e164 else f"cli-{uuid.uuid4().hex[:12]}")
         console = Console(highlight=False, soft_wrap=True)
-        register_observer(Channel.CLI, TerminalObserver(console, show_steps=not quiet))
+        registry.register(dataclasses.replace(terminal.CHANNEL, observer=TerminalObserver(console, not quiet)))
         settings.CHAT_BURST_WINDOW_SECONDS = 0  # one line, one turn
         interactive = sys.stdin.isatty()
         console.print(f"Chatting with {school_obj.name} as {contact.display_name} (model {settings.LLM_MODEL}). "

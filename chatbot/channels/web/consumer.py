@@ -32,12 +32,11 @@ from redis.exceptions import RedisError
 from bookings.links import manage_path
 from bookings.models import School
 from chatbot import language, safejson, selectors
-from chatbot.channels import limits
-from chatbot.channels.base import TurnObserver, register_observer
+from chatbot.channels.base import TurnObserver
 from chatbot.channels.inbound import clean, storable
-from chatbot.channels.limits import client_address
+from chatbot.channels.web.limits import allow_handshake, allow_message, client_address
 from chatbot.models import Channel, Conversation, Message
-from chatbot.services import Received, answer_or_queue, receive, store_received
+from chatbot.services import Received, answer_or_queue, receive
 from config.hops import database_hop
 from crm.models import Contact
 from crm.services import create_web_visitor_contact, find_or_create_contact
@@ -187,9 +186,6 @@ class WebObserver(TurnObserver):
         await self._send(conversation, {**live_message_event(message), "steps": steps}, found=looked_up)
 
 
-register_observer(Channel.WEB, WebObserver())
-
-
 # --- who may open the socket ------------------------------------------------------------
 def origin_key(value: str) -> tuple[str, str, int] | None:
     """(scheme, host, port) of an origin such as "https://www.school.sg"; None for anything else ("null", paths)."""
@@ -289,18 +285,17 @@ def _message_id(contact: Contact, client_id: str) -> str:
     return f"{contact.pk}:{client_id}" if client_id else ""
 
 
-def _store_first(school: School, visitor: str, text: str, client_id: str, new_visitor: bool) -> Received:
-    """The socket's first message, in one database hop: the visitor's contact (a new one keeps the language of
-    this message: no second write for it), then the message."""
+def _visitor_contact(school: School, visitor: str, text: str, new_visitor: bool) -> tuple[Contact, bool]:
+    """The visitor's contact for the socket's first message, and whether it was created just now (it has no
+    conversation to look up). A new one keeps the language of this message: no second write for it."""
     spoken = language.detect(text, language.ENGLISH)
     contact = None
     if new_visitor:
         contact = create_web_visitor_contact(school=school, web_visitor_id=visitor, language=spoken)
-    new_contact = contact is not None
-    if contact is None:  # a returning visitor, or another of this visitor's sockets was first
-        contact = find_or_create_contact(school=school, web_visitor_id=visitor, language=spoken)
-    return store_received(school, contact, Channel.WEB, text, _message_id(contact, client_id),
-                          new_contact=new_contact)
+    if contact is not None:
+        return contact, True
+    # A returning visitor, or another of this visitor's sockets was first.
+    return find_or_create_contact(school=school, web_visitor_id=visitor, language=spoken), False
 
 
 def _history(conversation: Conversation) -> list[dict]:
@@ -316,7 +311,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         self.new_visitor = False  # a visitor id minted at this handshake: no contact has it yet
         self.first_message = asyncio.Lock()
         self.address = client_address(self.scope)
-        if not await limits.allow_handshake(self.address):
+        if not await allow_handshake(self.address):
             # Refused before any database work: a flood of handshakes costs the server one Redis call each.
             logger.warning("web chat handshake refused: too many from %s", self.address)
             await self.accept()
@@ -430,8 +425,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
                                                       "characters.") % {"chars": settings.CHAT_MAX_MESSAGE_CHARS},
                                   client_id)
                 return
-            refused = await limits.allow_message(school_id=self.school.pk, visitor=self.visitor,
-                                                 address=self.address)
+            refused = await allow_message(school_id=self.school.pk, visitor=self.visitor, address=self.address)
             if refused:
                 logger.info("web chat message refused by the %s limit", refused.scope)
                 await self._error("rate_limited", gettext("You're sending messages very quickly. I'll send this "
@@ -449,17 +443,20 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
                                       "duplicate": received.duplicate})
 
         first = None
-        async with self.first_message:  # messages sent at once: the first creates the contact, the others wait
+        # Messages sent at once: the first finds or creates the contact and is stored in its conversation (through
+        # `receive`, the entry point of every channel); the others wait for that, then take the usual path.
+        async with self.first_message:
             if self.contact is None:
-                first = await database_hop(_store_first)(self.school, self.visitor, text, client_id,
-                                                         self.new_visitor)
-                self.contact = first.conversation.contact
+                contact, new_contact = await database_hop(_visitor_contact)(self.school, self.visitor, text,
+                                                                           self.new_visitor)
+                first = await receive(school=self.school, contact=contact, channel=Channel.WEB, text=text,
+                                      channel_message_id=_message_id(contact, client_id), new_contact=new_contact,
+                                      run=False, on_stored=ack)
+                self.contact = contact
         if first is None:
             await receive(school=self.school, contact=self.contact, channel=Channel.WEB, text=text,
                           channel_message_id=_message_id(self.contact, client_id), on_stored=ack)
-            return
-        await ack(first)
-        if not first.duplicate:
+        elif not first.duplicate:
             await answer_or_queue(first)
 
     async def _error(self, code: str, text: str, client_id: str = "", **fields) -> None:

@@ -5,7 +5,7 @@ idempotently (channel "chatwoot", channel_message_id = Chatwoot's message id)
 and dispatches the turn to the agent worker; it never waits for the model, so
 Chatwoot gets its 200 well inside its 5 s timeout.
 
-Out: the observer queues Celery tasks (chatbot.tasks) that POST the reply as the
+Out (the rest of this package): the observer queues Celery tasks (`tasks.py`) that POST the reply as the
 bot (`api_access_token` = CHATWOOT_API_TOKEN), toggle the conversation to `open`
 on handoff, and write the persistent context back to the contact's custom
 attributes (CHATWOOT_USER_TOKEN: contact endpoints refuse bot tokens). While a
@@ -15,8 +15,6 @@ Our Conversation.external_id is "<account id>:<conversation display id>"
 (display ids are per account).
 """
 
-import asyncio
-import functools
 import hashlib
 import hmac
 import logging
@@ -26,46 +24,26 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone, translation
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext_lazy
 
 from bookings.models import School
 from chatbot import handoff
-from chatbot.channels.base import TurnObserver, register_observer
-from chatbot.channels.inbound import clean, ident, items, obj, objects, string
-from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options, queue_task, reply_text
-from chatbot.language import ENGLISH, reply_language
+from chatbot.channels.chatwoot.client import BOT_STATUS, external_id, split_external_id
+from chatbot.channels.chatwoot.tasks import deliver_chatwoot_message
+from chatbot.channels.inbound import ident, items, obj, objects, string
+from chatbot.channels.outbound import queue_task
+from chatbot.channels.worker import dispatch
+from chatbot.language import reply_language
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import current_conversation, end_conversation, receive
 from config.hops import database_hop
 from config.logging import mask_phone
 from config.redis import get_redis
-from crm.external.http import ApiClient, ExternalError, call, make_client
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
-from crm.models import PERSISTENT_CONTEXT_FIELDS, Contact
-from crm.services import find_or_create_contact, trusted_context, update_persistent_context
+from crm.models import Contact
+from crm.services import find_or_create_contact
 
 logger = logging.getLogger(__name__)
-
-SYSTEM = "chatwoot"
-MAX_SELECT_TEXT = 1000  # longer replies go out as text, then the options with a short prompt
-BOT_STATUS = "pending"  # the only Chatwoot status in which the bot may talk
-TYPING_TIMEOUT_SECONDS = 3.0  # a typing indicator that cannot be shown quickly is not worth waiting for
-# Persistent-context fields a person may correct in Chatwoot: Chatwoot's value wins at session start.
-# The rest (tour, callback, Pipedrive ids) are written by our booking flow: ours wins.
-CHATWOOT_WINS = ("parent_preferred_name", "parent_preferred_phone", "parent_preferred_email", "child_name",
-                 "child_dob", "child_enrollment_date_preferred")
-
-
-# --- identifiers -----------------------------------------------------------
-def external_id(account_id: Any, conversation_id: Any) -> str:
-    return f"{account_id}:{conversation_id}"
-
-
-def split_external_id(value: str) -> tuple[str, str]:
-    account, _, conversation = (value or "").partition(":")
-    if not account or not conversation:
-        raise ValueError(f"not a Chatwoot conversation reference: {value!r}")
-    return account, conversation
 
 
 # --- signatures --------------------------------------------------------------
@@ -83,232 +61,6 @@ def valid_signature(body: bytes, timestamp: str, signature: str, secret: str, no
     return hmac.compare_digest(expected, signature.strip())
 
 
-# --- the REST client -----------------------------------------------------------
-class ChatwootClient(ApiClient):
-    """Chatwoot's application API: bot calls with the agent-bot token, contact calls with a user token."""
-
-    def __init__(self, timeout: float | None = None) -> None:
-        self.bot = make_client(settings.CHATWOOT_URL, {"api_access_token": settings.CHATWOOT_API_TOKEN}, timeout)
-        self.user = make_client(settings.CHATWOOT_URL, {"api_access_token": settings.CHATWOOT_USER_TOKEN}, timeout)
-
-    def close(self) -> None:
-        self.bot.close()
-        self.user.close()
-
-    @staticmethod
-    def _conversation(account: str, conversation: str) -> str:
-        return f"/api/v1/accounts/{account}/conversations/{conversation}"
-
-    def post_message(self, account: str, conversation: str, body: dict) -> str:
-        response = call(self.bot, SYSTEM, "POST", f"{self._conversation(account, conversation)}/messages", json=body)
-        return str(response.json().get("id") or "")
-
-    def conversation_status(self, account: str, conversation: str) -> str:
-        data = call(self.bot, SYSTEM, "GET", self._conversation(account, conversation)).json()
-        return str(data.get("status") or (data.get("payload") or {}).get("status") or "")
-
-    def toggle_status(self, account: str, conversation: str, status: str) -> str:
-        data = call(self.bot, SYSTEM, "POST", f"{self._conversation(account, conversation)}/toggle_status",
-                    json={"status": status}).json()
-        return str((data.get("payload") or {}).get("current_status") or "")
-
-    def toggle_typing(self, account: str, conversation: str, active: bool) -> None:
-        call(self.bot, SYSTEM, "POST", f"{self._conversation(account, conversation)}/toggle_typing_status",
-             json={"typing_status": "on" if active else "off"})
-
-    def list_messages(self, account: str, conversation: str) -> list[dict]:
-        data = call(self.user, SYSTEM, "GET", f"{self._conversation(account, conversation)}/messages").json()
-        return list(data.get("payload") or [])
-
-    def contact_attributes(self, account: str, contact_id: str) -> dict:
-        data = call(self.user, SYSTEM, "GET", f"/api/v1/accounts/{account}/contacts/{contact_id}").json()
-        return dict((data.get("payload") or {}).get("custom_attributes") or {})
-
-    def merge_contact_attributes(self, account: str, contact_id: str, attributes: dict) -> None:
-        """PUT merges `custom_attributes` into the contact's existing ones (it does not replace them)."""
-        call(self.user, SYSTEM, "PUT", f"/api/v1/accounts/{account}/contacts/{contact_id}",
-             json={"custom_attributes": attributes})
-
-
-def configured() -> bool:
-    return bool(settings.CHATWOOT_URL and settings.CHATWOOT_API_TOKEN)
-
-
-def contacts_configured() -> bool:
-    """Contact endpoints (custom attributes) and message lists need a user token: bot tokens are refused there."""
-    return bool(settings.CHATWOOT_URL and settings.CHATWOOT_USER_TOKEN)
-
-
-# --- replies ----------------------------------------------------------------
-def template_body(text: str, template: dict) -> dict:
-    """A WhatsApp template through Chatwoot (`template_params`; the placeholders {{1}}, {{2}} ... as
-    `processed_params.body`); `content` is what the conversation shows."""
-    return {"content": text, "template_params": {
-        "name": template["name"], "category": template.get("category") or "UTILITY",
-        "language": template["language"],
-        "processed_params": {"body": {str(index): str(value)
-                                      for index, value in enumerate(template.get("parameters") or [], 1)}}}}
-
-
-def reply_bodies(message: Message) -> list[dict]:
-    """The Chatwoot messages for one reply: slot buttons become an `input_select` with readable titles.
-
-    On WhatsApp a tapped option comes back as a new message whose text is its
-    *title*, so titles are the slot itself ("Wed 25 Nov, 09:00"), unique, and
-    within WhatsApp's 20-character button limit; the value is the canonical
-    "Wednesday 2026-11-25 at 09:00" (the web widget sends that back).
-    """
-    text = reply_text(message)
-    plain = {"content": text, "message_type": "outgoing", "private": False}
-    options = choice_options(message, max_items=10, title_max=20)
-    if not options:
-        return [plain]
-    select = {**plain, "content_type": "input_select",
-              "content_attributes": {"items": [{"title": title, "value": value} for title, value in options]}}
-    if len(text) > MAX_SELECT_TEXT:
-        with translation.override(message.language or ENGLISH):
-            return [plain, {**select, "content": gettext("Please choose one:")}]
-    return [select]
-
-
-class ChatwootSender(Sender):
-    system = SYSTEM
-
-    def __init__(self, client: ChatwootClient) -> None:
-        self.client = client
-
-    def bodies(self, message: Message) -> list[dict]:
-        template = message.payload.get("template")
-        return [template_body(message.text, template)] if template else reply_bodies(message)
-
-    def gate(self, conversation: Conversation) -> None:
-        account, number = split_external_id(conversation.external_id)
-        status = self.client.conversation_status(account, number)
-        if status != BOT_STATUS:
-            if status in ("open", "snoozed"):
-                handoff.hand_off(conversation, f"the conversation is {status} in Chatwoot", reopen_platform=False)
-            raise Skip(f"the Chatwoot conversation is {status or 'unknown'}, not {BOT_STATUS}")
-
-    def post(self, conversation: Conversation, body: dict) -> str:
-        account, number = split_external_id(conversation.external_id)
-        return self.client.post_message(account, number, body)
-
-    def reconcile(self, conversation: Conversation, body: dict, claimed_at) -> str | None:
-        if not settings.CHATWOOT_USER_TOKEN:
-            raise NotCheckable
-        account, number = split_external_id(conversation.external_id)
-        since = (claimed_at.timestamp() if claimed_at else 0) - 120
-        for item in reversed(self.client.list_messages(account, number)):
-            outgoing = item.get("message_type") in (1, "outgoing")
-            if outgoing and item.get("content") == body.get("content") and (item.get("created_at") or 0) >= since:
-                return str(item.get("id"))
-        return None
-
-
-# --- the observer -----------------------------------------------------------------
-def _toggle_typing(external: str, active: bool) -> None:
-    """Best effort: the indicator is cosmetic, so a failure is logged and the turn goes on."""
-    try:
-        account, conversation = split_external_id(external)
-        with ChatwootClient(timeout=TYPING_TIMEOUT_SECONDS) as client:
-            client.toggle_typing(account, conversation, active)
-    except Exception as exc:
-        logger.warning("could not turn the typing indicator %s in Chatwoot conversation %s (%s: %s)",
-                       "on" if active else "off", external, type(exc).__name__, exc)
-
-
-# The last typing toggle per conversation: "off" waits for the "on" before it, so it can never overtake it
-# and leave the parent looking at a bot that types forever.
-_typing: dict[int, asyncio.Task] = {}
-
-
-def _forget_typing(conversation_pk: int, task: asyncio.Task) -> None:
-    if _typing.get(conversation_pk) is task:
-        del _typing[conversation_pk]
-
-
-async def _send_typing(previous: asyncio.Task | None, external: str, active: bool) -> None:
-    if previous is not None:
-        await asyncio.wait([previous])
-    await asyncio.to_thread(_toggle_typing, external, active)
-
-
-class ChatwootObserver(TurnObserver):
-    async def typing(self, conversation: Conversation, active: bool) -> None:
-        """Toggle Chatwoot's typing indicator in the background: the turn never waits for Chatwoot.
-
-        Not a message, so not through the send ledger: a lost toggle is harmless, a repeated one too.
-        """
-        if not configured() or not conversation.external_id:
-            return
-        previous = _typing.get(conversation.pk)
-        if previous is not None and (previous.done() or previous.get_loop() is not asyncio.get_running_loop()):
-            previous = None
-        task = asyncio.create_task(_send_typing(previous, conversation.external_id, active))
-        _typing[conversation.pk] = task
-        task.add_done_callback(functools.partial(_forget_typing, conversation.pk))
-
-    async def reply(self, conversation: Conversation, message: Message) -> None:
-        from chatbot.tasks import deliver_chatwoot_message
-
-        await database_hop(queue_task)(deliver_chatwoot_message, message.pk)
-
-    def handed_off(self, conversation: Conversation, notice: Message | None, *, reopen_platform: bool) -> None:
-        from chatbot.tasks import chatwoot_hand_off
-
-        if notice is not None or reopen_platform:
-            queue_task(chatwoot_hand_off, conversation.pk, notice.pk if notice else None, reopen_platform)
-
-    def session_ended(self, conversation: Conversation) -> None:
-        from chatbot.tasks import chatwoot_push_contact_context
-
-        if contacts_configured():
-            transaction.on_commit(lambda: queue_task(chatwoot_push_contact_context, conversation.pk))
-
-
-register_observer(Channel.CHATWOOT, ChatwootObserver())
-
-
-# --- persistent context ---------------------------------------------------------
-def _clean_attributes(attributes: dict) -> dict:
-    return {k: v for k, v in (attributes or {}).items() if k in PERSISTENT_CONTEXT_FIELDS and v not in (None, "")}
-
-
-def merge_into_context(contact: Contact, attributes: dict) -> dict:
-    """Session start: Chatwoot's custom attributes into the contact's persistent context (see CHATWOOT_WINS).
-
-    A website visitor can set them: only what crm.services.trusted_context takes is read (clean details, and a
-    tour or call back only when it is this contact's own)."""
-    incoming = trusted_context(contact, clean(attributes) if isinstance(attributes, dict) else {}, CHATWOOT_WINS)
-    current = Contact.objects.values_list("context", flat=True).get(pk=contact.pk) or {}
-    changes = {k: v for k, v in incoming.items()
-               if (k in CHATWOOT_WINS and current.get(k) != v) or current.get(k) in (None, "")}
-    if changes:
-        update_persistent_context(contact, **changes)
-    return changes
-
-
-def load_contact_context(message_id: int, data: dict) -> None:
-    """Read the contact's custom attributes (API when a user token is set, else the webhook's copy) and merge."""
-    message = Message.objects.select_related("conversation__contact").filter(pk=message_id).first()
-    if message is None:
-        return
-    attributes = data.get("attributes") or {}
-    if contacts_configured() and data.get("contact_id"):
-        try:
-            with ChatwootClient(timeout=3.0) as client:
-                attributes = client.contact_attributes(str(data["account_id"]), str(data["contact_id"]))
-        except ExternalError as exc:
-            logger.warning("could not read Chatwoot contact %s, using the webhook's copy: %s", data["contact_id"], exc)
-    merge_into_context(message.conversation.contact, attributes)
-
-
-def context_for_chatwoot(contact: Contact) -> dict:
-    """Session end: what goes back to the contact's custom attributes (merged there, never replacing)."""
-    return _clean_attributes(contact.context or {})
-
-
-# --- events in --------------------------------------------------------------------
 def _account_id(payload: dict, conversation: dict) -> str:
     for candidate in ((payload.get("account") or {}).get("id"), (conversation.get("account") or {}).get("id"),
                       conversation.get("account_id"), payload.get("account_id"),
@@ -377,8 +129,6 @@ def _resolve(payload: dict, conversation: dict, sender: dict) -> tuple[School, C
 
 
 async def _inbound(payload: dict, conversation: dict, sender: dict, text: str, channel_message_id: str) -> str:
-    from chatbot.channels.worker import dispatch
-
     if not text:
         return "ignored: empty message"
     resolved = await database_hop(_resolve)(payload, conversation, sender)
@@ -399,7 +149,7 @@ async def _inbound(payload: dict, conversation: dict, sender: dict, text: str, c
         account, _ = split_external_id(ref)
         extra["session_start"] = {"account_id": account, "contact_id": str(sender.get("id")),
                                   "attributes": sender.get("custom_attributes") or {}}
-    await dispatch(received.message.pk, **extra)
+    await dispatch(received.message.pk, channel=Channel.CHATWOOT, **extra)
     return "dispatched"
 
 
@@ -502,8 +252,6 @@ def _greet(payload: dict) -> str:
         text = str(GREETING) % {"school": school.name}
     greeting = Message.objects.create(conversation=ours, role=Message.Role.ASSISTANT, channel=Channel.CHATWOOT,
                                       text=text, language=spoken, payload={"blocks": [], "greeting": True})
-    from chatbot.tasks import deliver_chatwoot_message
-
     transaction.on_commit(lambda: queue_task(deliver_chatwoot_message, greeting.pk))
     return "greeted"
 

@@ -26,10 +26,10 @@ from django.db.models import F
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from adminpanel.schooltime import zone_label
 from bookings.links import manage_url
 from bookings.models import School, TourBooking
 from bookings.services import describe_date, local_now
+from bookings.zones import zone_label
 from chatbot.calendar import calendar_file
 from chatbot.channels import chatwoot, whatsapp
 from chatbot.channels.outbound import deliver

@@ -168,5 +168,3 @@ class FaqEntryAdmin(SchoolTimeAdmin, admin.ModelAdmin):
             self.message_user(request, f"FAQ entry “{obj}” added; the concierge answers it from now on.")
             return redirect("admin:dashboard")
         return super().response_add(request, obj, post_url_continue)
-
-from chatbot.reminders import admin as reminders_admin  # noqa: E402, F401  (registers the reminder admins)

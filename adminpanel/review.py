@@ -35,7 +35,7 @@ from django.utils.text import Truncator, smart_split, unescape_string_literal
 from adminpanel import exports, scenarios, schooltime, selectors, services
 from bookings.models import TourBooking
 from chatbot.models import Conversation, Message
-from config.logging import mask_phone
+from plumbing.logging import mask_phone
 
 CHANGELIST_FILTERS = "_changelist_filters"
 TRANSCRIPT_PAGE_VAR = "page"

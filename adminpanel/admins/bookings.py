@@ -31,8 +31,8 @@ from bookings.models import (
     TourSlot,
     WaitlistEntry,
 )
-from config.logging import mask_phone
 from crm.identity import format_phone
+from plumbing.logging import mask_phone
 
 
 def _run_service(modeladmin: admin.ModelAdmin, request, queryset: QuerySet, verb: str, call) -> None:

@@ -7,9 +7,9 @@ from django.contrib import admin
 from django.utils.html import format_html
 
 from adminpanel.schooltime import SchoolTimeAdmin, time_column
-from config.logging import mask_phone
 from crm import services
 from crm.models import Activity, Child, Contact, Deal
+from plumbing.logging import mask_phone
 
 
 def _pretty_json(value) -> str:

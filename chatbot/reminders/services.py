@@ -39,9 +39,9 @@ from chatbot.models import Channel, Conversation, Message
 from chatbot.reminders.models import ReminderSettings, SentReminder
 from chatbot.selectors import inside_whatsapp_window, latest_conversation
 from chatbot.services import store_outbound
-from config.logging import mask_email, mask_phone
 from crm.external.http import PermanentError, TransientError
 from crm.external.tasks import GiveUp
+from plumbing.logging import mask_email, mask_phone
 
 logger = logging.getLogger(__name__)
 

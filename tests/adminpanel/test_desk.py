@@ -16,8 +16,8 @@ from bookings.models import CallbackRequest, TourBooking, TourSlot
 from bookings.services import local_now
 from chatbot.channels import base as channels_base
 from chatbot.models import Channel, Message
-from config.logging import mask_phone
 from crm.models import Activity
+from plumbing.logging import mask_phone
 from tests.adminpanel.conftest import book, make_conversation
 from tests.factories import ContactFactory
 

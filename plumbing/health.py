@@ -4,13 +4,13 @@ import hmac
 import ipaddress
 import logging
 
+from celery import current_app as celery_app
 from django.conf import settings
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django_prometheus.exports import ExportToDjangoView
 
-from config.celery import app as celery_app
 from config.redis import get_redis, is_embedded
 
 logger = logging.getLogger(__name__)

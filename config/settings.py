@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "crm",
     "chatbot",
     "adminpanel",
+    "quality",
     # Admin login throttling: failed attempts per username and address, locked out past AXES_FAILURE_LIMIT.
     "axes",
     # After chatbot: its `runworker` (the agent worker that reconnects to Redis and PostgreSQL) replaces

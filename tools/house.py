@@ -200,7 +200,7 @@ def read_house(root: Path = ROOT) -> House:
             found = {target for target in targets if target}
             if isinstance(node, ast.ImportFrom) and len(found) > 1:
                 found.discard(resolve(names[-1], house.modules))
-            for target in found:
+            for target in sorted(found):
                 house.imports.append(Import(module, target, node.lineno, in_function))
             if not found and in_function:
                 house.third_party_in_functions.append(Import(module, names[0], node.lineno, True))

@@ -1,7 +1,9 @@
-"""The console's own admin registrations (conversations are registered in chatbot/admin.py)."""
+"""Every admin page is registered from here: the console's own, and each app's (adminpanel/admins/), so the
+apps never import the console; Django's admin autodiscovery imports this module."""
 
 from django.contrib import admin
 
+from adminpanel.admins import bookings, chatbot, crm, reminders  # noqa: F401 (register the apps' admin pages)
 from adminpanel.scenarios import ReviewScenarioAdmin, ReviewScenarioResultAdmin
 from chatbot.models import ReviewScenario, ReviewScenarioResult
 

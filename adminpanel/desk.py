@@ -26,8 +26,8 @@ from adminpanel.forms import CancelTourForm, RescheduleTourForm
 from adminpanel.services import notify_parent, record_history, sees_contact_details
 from bookings import callbacks, services
 from bookings.models import CallbackRequest, School, TourBooking
-from config.logging import mask_phone
 from crm.identity import format_phone
+from plumbing.logging import mask_phone
 
 DEFAULT_DAYS = 7
 MAX_DAYS = 31

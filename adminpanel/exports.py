@@ -26,7 +26,7 @@ from adminpanel import schooltime
 from adminpanel.selectors import with_review_stats
 from bookings.models import TourBooking
 from chatbot.models import Conversation, Message, ReasoningStep
-from config.logging import mask_contact_details, mask_phone
+from plumbing.logging import mask_contact_details, mask_phone
 
 CHUNK = 200
 CSV_COLUMNS = ("id", "started_at", "time_zone", "school", "channel", "contact_id", "contact", "phone", "status",

@@ -7,7 +7,7 @@ from django.template.response import TemplateResponse
 
 from adminpanel.services import contact_details_for
 from bookings.models import School
-from config.logging import mask_contact_details
+from plumbing.logging import mask_contact_details
 
 _viewer: ContextVar = ContextVar("record_viewer", default=None)
 

@@ -3,7 +3,7 @@ reasoning, rating (one click, keyboard shortcuts, bulk), the review queue (conve
 reviewers, worked through with `n` within the filtered list), and exports that honour the list's filters.
 Times are each conversation's school's (adminpanel.schooltime).
 
-Registered for `chatbot.Conversation` in chatbot/admin.py. Conversations are a
+Registered for `chatbot.Conversation` in adminpanel/admins/chatbot.py. Conversations are a
 record: nothing but the rating changes here. Rating needs `chatbot.change_conversation`
 (the Reviewer group has it; every other field is read-only), reading needs `view`.
 """
@@ -35,7 +35,7 @@ from django.utils.text import Truncator, smart_split, unescape_string_literal
 from adminpanel import exports, scenarios, schooltime, selectors, services
 from bookings.models import TourBooking
 from chatbot.models import Conversation, Message
-from config.logging import mask_phone
+from plumbing.logging import mask_phone
 
 CHANGELIST_FILTERS = "_changelist_filters"
 TRANSCRIPT_PAGE_VAR = "page"

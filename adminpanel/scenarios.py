@@ -1,7 +1,7 @@
 """Regression scenarios in the console: "Turn into a regression scenario" on a conversation's review page, and the
 scenarios' list and page with each one's latest result and history of `evaluate --saved` runs.
 
-The capture, the expectations and the replay are chatbot/evaluation/reviewed.py; these views only show and ask.
+The capture, the expectations and the replay are quality/evaluation/reviewed.py; these views only show and ask.
 Saving needs `chatbot.add_reviewscenario` (the Reviewer group has it) and reading the conversation.
 """
 
@@ -20,8 +20,8 @@ from django.utils.safestring import mark_safe
 
 from adminpanel import schooltime
 from adminpanel.records import ReadOnlyMixin
-from chatbot.evaluation import reviewed
 from chatbot.models import ReviewScenario, ReviewScenarioResult
+from quality.evaluation import reviewed
 
 EXPECT_HELP = (
     "A list of entries. Anything it does not name must not happen: no other booking, move, cancellation or "

@@ -1,5 +1,5 @@
 """One rule for time in the staff console: every date and time a person reads is in the school's time zone,
-and the zone is named wherever it could be doubted.
+and the zone is named wherever it could be doubted (the zone itself: bookings/zones.py).
 
 Times are stored in UTC; the console never shows them so. There are two ways in and one formatter:
 
@@ -12,10 +12,8 @@ Times are stored in UTC; the console never shows them so. There are two ways in 
 """
 
 import datetime as dt
-import zoneinfo
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from functools import lru_cache
 
 from django.contrib import admin
 from django.template.response import TemplateResponse
@@ -23,66 +21,11 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.html import format_html
 
+from bookings.zones import school_of, shared_zone, zone_label, zone_name, zone_of
+
 DATETIME = "D j M Y, H:i"  # Django date format: "Sat 16 Nov 2024, 14:00"
 SHORT = "j M, H:i"
 CLOCK = "H:i"
-
-
-# --- the zone ------------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=256)
-def _zone(name: str) -> dt.tzinfo:
-    return zoneinfo.ZoneInfo(name)
-
-
-_PATHS_TO_SCHOOL = ("school", "conversation", "contact", "message", "booking")
-
-
-def school_of(obj):
-    """The school of a school, a booking, a conversation, a message, a contact, a deal...; None if it has none
-    (an FAQ entry for every school)."""
-    if obj is None or hasattr(obj, "time_zone"):
-        return obj
-    for path in _PATHS_TO_SCHOOL:
-        if hasattr(obj, path):
-            return school_of(getattr(obj, path))
-    return None
-
-
-def zone_of(where) -> dt.tzinfo:
-    """The time zone of a school, of something that has a school (a booking, a conversation...), a zone name
-    or a tzinfo; None (or something without a school) is the console's default zone."""
-    if isinstance(where, dt.tzinfo):
-        return where
-    if isinstance(where, str):
-        return _zone(where)
-    school = school_of(where)
-    return _zone(school.time_zone) if school is not None else timezone.get_default_timezone()
-
-
-def zone_name(where) -> str:
-    """The IANA name ("Asia/Singapore"), for headings and tooltips."""
-    tz = zone_of(where)
-    return getattr(tz, "key", None) or str(tz)
-
-
-def zone_label(where, at: dt.datetime | None = None) -> str:
-    """What people call the zone at that moment: "NZDT", "PST", "GMT", "BST"; where the zone database has
-    only an offset ("+08"), the city: "Singapore time"."""
-    tz = zone_of(where)
-    abbreviation = (at or timezone.now()).astimezone(tz).tzname() or ""
-    if abbreviation.isalpha():
-        return abbreviation
-    city = zone_name(tz).rsplit("/", 1)[-1].replace("_", " ")
-    return f"{city} time"
-
-
-def shared_zone(schools) -> dt.tzinfo:
-    """The zone to read a page about several schools in: theirs when they share one, else the default.
-    `schools`: School objects or their zone names."""
-    names = {school if isinstance(school, str) else school.time_zone for school in schools}
-    return _zone(names.pop()) if len(names) == 1 else timezone.get_default_timezone()
 
 
 # --- formatting ------------------------------------------------------------------------------------

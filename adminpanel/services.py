@@ -18,7 +18,7 @@ from django.utils import timezone
 from bookings.models import TourBooking
 from chatbot import outreach
 from chatbot.models import Conversation, Message
-from config.logging import mask_contact_details
+from plumbing.logging import mask_contact_details
 
 logger = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def sees_contact_details(user) -> bool:
 
 def contact_details_for(user, value: Any, region: str) -> Any:
     """`value` (text or a structure: a tool call's arguments) as this user may see it: phones and e-mails masked
-    unless they call parents back (config.logging.mask_contact_details, as in the exports)."""
+    unless they call parents back (plumbing.logging.mask_contact_details, as in the exports)."""
     return value if sees_contact_details(user) else mask_contact_details(value, region)
 
 

@@ -28,6 +28,7 @@ from bookings.models import (
     WaitlistEntry,
     join_names,
 )
+from bookings.offers import offer_free_seats
 from crm import services as crm
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 
@@ -324,10 +325,8 @@ def _take_held_seat(offer: WaitlistEntry, now: dt.datetime | None) -> TourSlot:
 
 def _release_seat(slot_id: int, now: dt.datetime | None = None) -> None:
     """Free one seat, and offer it to the slot's waitlist (in the same transaction, under the slot's lock)."""
-    from bookings import waitlist  # late import: the waitlist books through this module
-
     TourSlot.objects.filter(pk=slot_id, seats_taken__gt=0).update(seats_taken=F("seats_taken") - 1)
-    waitlist.offer_free_seats(slot_id, now=now)
+    offer_free_seats(slot_id, now=now)
 
 
 def _clean_details(school: School, parent_name: str, parent_phone: str, parent_email: str,

@@ -7,7 +7,7 @@ twice, and the CHECK constraint (taken + held <= capacity) is the backstop.
 
 A seat is offered when it frees (a cancellation, a move away, a capacity
 raised by staff) or when a hold ends (declined, expired). The offer itself is
-only state here; `bookings.signals.seat_offered` (sent once the transaction
+only state here (`bookings/offers.py` makes it); `bookings.signals.seat_offered` (sent once the transaction
 commits) is how the chatbot tells the family on their channel.
 """
 
@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from bookings import services
 from bookings.models import School, TourBooking, TourSlot, WaitlistEntry
+from bookings.offers import offer_free_seats
 from bookings.services import BookingError, describe_date
-from bookings.signals import offer_lapsed, seat_offered
+from bookings.signals import offer_lapsed
 
 
 def join(*, school: School, contact, slot: TourSlot, parent_name: str, parent_phone: str, parent_email: str = "",
@@ -52,30 +53,6 @@ def place_in_line(entry: WaitlistEntry) -> int:
     """1 for the first family still waiting."""
     return WaitlistEntry.objects.filter(slot_id=entry.slot_id, status=WaitlistEntry.Status.WAITING,
                                         position__lt=entry.position).count() + 1
-
-
-def offer_free_seats(slot_id: int, *, now: dt.datetime | None = None) -> list[WaitlistEntry]:
-    """Offer the slot's free seats to the next families waiting, holding one seat each.
-
-    Runs inside the caller's transaction (or its own) under the slot's row lock."""
-    now = now or timezone.now()
-    with transaction.atomic():
-        slot = TourSlot.objects.select_for_update(of=("self",)).select_related("school").get(pk=slot_id)
-        if slot.starts_at <= now:
-            return []
-        waiting = list(WaitlistEntry.objects.select_for_update()
-                       .filter(slot=slot, status=WaitlistEntry.Status.WAITING)
-                       .order_by("position", "id")[:max(slot.seats_free, 0)])
-        if not waiting:
-            return []
-        expires = min(now + dt.timedelta(minutes=slot.school.waitlist_hold_minutes), slot.starts_at)
-        for entry in waiting:
-            entry.status, entry.offered_at, entry.hold_expires_at = WaitlistEntry.Status.OFFERED, now, expires
-            entry.save(update_fields=["status", "offered_at", "hold_expires_at", "updated_at"])
-        TourSlot.objects.filter(pk=slot.pk).update(seats_held=F("seats_held") + len(waiting))
-        for entry in waiting:
-            transaction.on_commit(lambda entry=entry: seat_offered.send(sender=WaitlistEntry, entry=entry))
-    return waiting
 
 
 def _end_hold(entry: WaitlistEntry, status: str, now: dt.datetime) -> bool:

@@ -38,7 +38,7 @@ MIN_SCORE_RATIO = 1.3
 # counting fully and a word found only in its answer text BODY_CREDIT of it. A word no entry uses weighs
 # UNKNOWN_WORD_WEIGHT times the rarest known word: it is most often the very topic the FAQ lacks
 # ("smartwatches", "piercings"). Below MIN_CONFIDENCE the match is not an answer (measured on
-# chatbot/faq_eval/questions.json: see tests/chatbot/test_faq_honesty.py).
+# quality/faq_eval/questions.json: see tests/chatbot/test_faq_honesty.py).
 MIN_CONFIDENCE = 0.55
 BODY_CREDIT = 0.75
 UNKNOWN_WORD_WEIGHT = 1.0

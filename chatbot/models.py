@@ -215,7 +215,7 @@ class ReviewScenario(models.Model):
     It holds what the replay needs, copied when it was saved, so it runs the same whatever happens to the
     school later: the parent's messages with their timing, the school's rules and FAQ, the parent's tours and
     the full slots and closures at the start, and the end state the reviewer expects
-    (chatbot/evaluation/reviewed.py turns it into a Scenario and reads its expectations).
+    (quality/evaluation/reviewed.py turns it into a Scenario and reads its expectations).
     """
 
     conversation = models.ForeignKey(Conversation, null=True, blank=True, on_delete=models.SET_NULL,

@@ -23,9 +23,9 @@ from chatbot.language import reply_language
 from chatbot.models import Conversation, Message
 from chatbot.selectors import inside_whatsapp_window, latest_conversation
 from chatbot.services import store_outbound
-from config.logging import mask_email
 from crm.identity import format_phone
 from crm.models import Contact
+from plumbing.logging import mask_email
 
 logger = logging.getLogger(__name__)
 

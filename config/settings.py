@@ -13,8 +13,6 @@ import environ
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
-from adminpanel.scheduling.jobs import beat_schedule
-
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -51,6 +49,7 @@ INSTALLED_APPS = [
     "crm",
     "chatbot",
     "adminpanel",
+    "quality",
     # Admin login throttling: failed attempts per username and address, locked out past AXES_FAILURE_LIMIT.
     "axes",
     # After chatbot: its `runworker` (the agent worker that reconnects to Redis and PostgreSQL) replaces
@@ -180,8 +179,8 @@ CELERY_TASK_TIME_LIMIT = 120
 CELERY_TASK_SOFT_TIME_LIMIT = 100
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
-# Scheduled work: one registry (adminpanel/scheduling/jobs.py) for beat, the embedded scheduler and `run_scheduled`.
-CELERY_BEAT_SCHEDULE = beat_schedule()
+# Scheduled work: one registry (adminpanel/scheduling/jobs.py) for beat, the embedded scheduler and `run_scheduled`;
+# config/celery.py gives it to beat (the settings import no app code).
 # The embedded default has no beat: with eager Celery a thread of the web process runs the due jobs
 # (adminpanel/scheduling/embedded.py). Off turns it off (tests do); with a broker it never runs (beat does the work).
 EMBEDDED_SCHEDULER = env.bool("EMBEDDED_SCHEDULER", default=True)
@@ -299,7 +298,7 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {
         "structured": {
-            "()": "config.logging.formatter",
+            "()": "plumbing.logging.formatter",
             "json": LOG_JSON,
         }
     },
@@ -311,7 +310,7 @@ LOGGING = {
         "daphne": {"level": "WARNING"},
         # uvicorn (the Procfile's web process) writes its access log and its websocket lines ("WebSocket
         # /ws/chat/...?visitor=...") through handlers of its own, past the masking formatter: its loggers are
-        # handed to ours, so the secrets that travel in URLs are redacted there too (config/logging.py).
+        # handed to ours, so the secrets that travel in URLs are redacted there too (plumbing/logging.py).
         "uvicorn": {"handlers": ["console"], "level": "INFO", "propagate": False},
         "uvicorn.access": {"handlers": ["console"], "level": "INFO", "propagate": False},
     },

@@ -4,7 +4,7 @@ from django.shortcuts import redirect
 from django.templatetags.static import static
 from django.urls import include, path
 
-from config import health
+from plumbing import health
 
 
 def favicon(request: HttpRequest) -> HttpResponse:

@@ -6,4 +6,5 @@ class CrmConfig(AppConfig):
     verbose_name = "CRM"
 
     def ready(self) -> None:
+        from crm import tasks  # noqa: F401 (connects the Pipedrive mirror to crm.signals.crm_rows_changed)
         from crm.external import checks  # noqa: F401 (registers the integration settings checks)

@@ -17,12 +17,12 @@ from typing import Any
 
 from django.utils import timezone
 
-from config.logging import mask_phone
 from crm.external import ledger
 from crm.external.http import PermanentError, TransientError
 from crm.models import Activity, Contact, Deal, ExternalCall
 from crm.pipedrive import SYSTEM, PipedriveClient
 from crm.services import update_persistent_context
+from plumbing.logging import mask_phone
 
 logger = logging.getLogger(__name__)
 

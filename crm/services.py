@@ -16,6 +16,7 @@ from django.utils import timezone
 from config import rows
 from config.transactions import savepoint_if_nested
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
+from crm.signals import crm_rows_changed
 
 
 def create_web_visitor_contact(*, school, web_visitor_id: str, language: str = "") -> Contact | None:
@@ -186,11 +187,10 @@ def trusted_context(contact: Contact, claimed: dict[str, Any], correctable: tupl
 
 
 def _queue_pipedrive_sync(contact_id: int) -> None:
-    """When Pipedrive is configured: mirror the contact's CRM rows there (Celery) once this transaction commits."""
+    """When Pipedrive is configured: once this transaction commits, say the contact's CRM rows changed
+    (`crm.signals.crm_rows_changed`; crm/tasks.py queues their mirror to Pipedrive on Celery)."""
     if settings.PIPEDRIVE_API_TOKEN:
-        from crm.tasks import queue_sync  # late import: crm.tasks imports this module
-
-        transaction.on_commit(lambda: queue_sync(contact_id))
+        transaction.on_commit(lambda: crm_rows_changed.send(sender=Contact, contact_id=contact_id))
 
 
 def remember_children(contact: Contact, children: list[tuple[str, Any, Any, str]]) -> list[Child]:

@@ -14,6 +14,7 @@ import logging
 from celery import shared_task
 from django.conf import settings
 from django.db.models import F, Q
+from django.dispatch import receiver
 from django.utils import timezone
 
 from config.redis import get_redis
@@ -22,6 +23,7 @@ from crm.external.http import PermanentError, TransientError
 from crm.external.tasks import ExternalTask
 from crm.models import FailedTask
 from crm.pipedrive import SYSTEM, PipedriveClient
+from crm.signals import crm_rows_changed
 
 logger = logging.getLogger(__name__)
 
@@ -122,8 +124,10 @@ def catch_up(now: dt.datetime | None = None, limit: int = 50) -> tuple[int, int]
     return caught_up, 0
 
 
-def queue_sync(contact_id: int) -> None:
-    """Queue the contact's sync; a broker outage is logged, and the reconcile sweep catches up later."""
+@receiver(crm_rows_changed)
+def queue_sync(sender: type, *, contact_id: int, **kwargs: object) -> None:
+    """Queue the contact's sync when its CRM rows changed; a broker outage is logged, and the reconcile sweep
+    catches up later."""
     try:
         sync_contact_to_pipedrive.delay(contact_id)
     except Exception:  # the booking is committed; never fail it because the queue is down

@@ -17,8 +17,8 @@ from bookings.callbacks import request_callback
 from bookings.models import CallbackRequest, TourBooking, TourBookingMove, TourSlot
 from bookings.services import book_tour
 from chatbot.channels.inbound import dead_letter
-from config.logging import mask_phone
 from crm.models import Activity
+from plumbing.logging import mask_phone
 from tests.factories import (
     ActivityFactory,
     CallbackRequestFactory,

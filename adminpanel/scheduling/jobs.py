@@ -1,8 +1,8 @@
 """The one registry of scheduled jobs: Celery beat, the embedded scheduler and `run_scheduled` all read it.
 
-Plain data with no Django imports, so config/settings.py can build CELERY_BEAT_SCHEDULE from it. A job is a
-registered Celery task with no arguments and an interval; every job is idempotent (running it twice, or late,
-changes nothing more), so an extra run by an operator or a second process is harmless.
+Plain data with no Django imports, so config/celery.py can build beat's schedule from it before Django is set
+up. A job is a registered Celery task with no arguments and an interval; every job is idempotent (running it
+twice, or late, changes nothing more), so an extra run by an operator or a second process is harmless.
 """
 
 from dataclasses import dataclass
@@ -40,6 +40,6 @@ def job_named(name: str) -> Job:
 
 
 def beat_schedule() -> dict:
-    """CELERY_BEAT_SCHEDULE: each job through `adminpanel.tasks.run_job`, which records its run like the others."""
+    """Beat's schedule: each job through `adminpanel.tasks.run_job`, which records its run like the others."""
     return {job.name: {"task": "adminpanel.tasks.run_job", "schedule": float(job.every_seconds), "args": (job.name,)}
             for job in JOBS}

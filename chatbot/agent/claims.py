@@ -14,7 +14,7 @@ Claims are found two ways, in English, Chinese, Malay and Tamil:
   booked yet"), outside quotes and outside the FAQ's answers the turn looked up.
 
 Checked as an invariant over every conversation test (tests/conftest.py) and every evaluate run
-(chatbot/evaluation/checks.py, `TruthfulReplies`).
+(quality/evaluation/checks.py, `TruthfulReplies`).
 """
 
 import re

@@ -25,10 +25,10 @@ from django.db.models import F
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from adminpanel.schooltime import zone_label
 from bookings.links import manage_url
 from bookings.models import School, TourBooking
 from bookings.services import describe_date, local_now
+from bookings.zones import zone_label
 from chatbot.calendar import calendar_file
 from chatbot.channels import registry
 from chatbot.channels.outbound import deliver_with
@@ -38,9 +38,9 @@ from chatbot.models import Conversation, Message
 from chatbot.reminders.models import ReminderSettings, SentReminder
 from chatbot.selectors import inside_whatsapp_window, latest_conversation
 from chatbot.services import store_outbound
-from config.logging import mask_email, mask_phone
 from crm.external.http import PermanentError, TransientError
 from crm.external.tasks import GiveUp
+from plumbing.logging import mask_email, mask_phone
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Self
 import httpx
 from django.conf import settings
 
-from config.logging import mask_text
+from plumbing.logging import mask_text
 
 logger = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ from bookings.models import CallbackRequest, TourBooking, TourSlot
 from bookings.services import local_now
 from chatbot.channels.base import TurnObserver
 from chatbot.models import Channel, Message
-from config.logging import mask_phone
 from crm.models import Activity
+from plumbing.logging import mask_phone
 from tests.adminpanel.conftest import book, make_conversation
 from tests.chatbot.test_calendar import event_of
 from tests.factories import ContactFactory

@@ -15,7 +15,7 @@ from adminpanel import exports
 from bookings.models import TourBooking
 from bookings.services import ChildDetails, book_tour
 from chatbot.models import Channel
-from config.logging import mask_phone
+from plumbing.logging import mask_phone
 from tests.adminpanel.conftest import LIST_URL, make_conversation
 
 pytestmark = pytest.mark.filterwarnings("ignore:No directory at:UserWarning")

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from bookings.models import School
 from chatbot.models import Channel, Conversation, Message
-from config.logging import mask_phone
+from plumbing.logging import mask_phone
 from tests.adminpanel.conftest import LIST_URL, book, conversation_url, make_conversation
 from tests.factories import ContactFactory, MessageFactory, SchoolFactory
 

@@ -91,7 +91,7 @@ def test_a_conversation_without_a_parent_message_cannot_be_saved(head_client, sc
 
 def test_the_list_and_page_show_the_latest_result_and_the_history(head_client, reviewer_client, booked, monkeypatch):
     from bookings import services as bookings
-    from chatbot.evaluation import reviewed
+    from quality.evaluation import reviewed
 
     saved = reviewed.create_from_conversation(booked, title="Mia's tour", expect=reviewed.capture(booked).expect)
     assert "not run yet" in head_client.get(LIST).content.decode()
@@ -117,7 +117,7 @@ def test_the_list_and_page_show_the_latest_result_and_the_history(head_client, r
 
 
 def test_the_expected_state_can_be_corrected_on_the_scenario_page(head_client, booked, tuesday):
-    from chatbot.evaluation import reviewed
+    from quality.evaluation import reviewed
 
     saved = reviewed.create_from_conversation(booked, title="Mia's tour", expect=reviewed.capture(booked).expect)
     url = f"{LIST}{saved.pk}/change/"

@@ -42,9 +42,9 @@ def fake_jobs(monkeypatch):
 
 
 def test_beat_runs_exactly_the_registry_through_run_job():
-    assert set(settings.CELERY_BEAT_SCHEDULE) == {job.name for job in JOBS}
+    assert set(current_app.conf.beat_schedule) == {job.name for job in JOBS}
     for job in JOBS:
-        entry = settings.CELERY_BEAT_SCHEDULE[job.name]
+        entry = current_app.conf.beat_schedule[job.name]
         assert (entry["task"], entry["args"], entry["schedule"]) == ("adminpanel.tasks.run_job", (job.name,),
                                                                       float(job.every_seconds))
         task = import_string(job.task)

@@ -6,8 +6,8 @@ import pytest
 from adminpanel import demo_data
 from chatbot import faq
 from chatbot.faq import MIN_CONFIDENCE, answer_question, rewrite_follow_up
-from chatbot.faq_eval import faq_accuracy, load_questions
 from chatbot.models import FaqEntry
+from quality.faq_eval import faq_accuracy, load_questions
 from tests.chatbot.conftest import faq_question
 from tests.factories import FaqEntryFactory, SchoolFactory
 

@@ -14,9 +14,9 @@ from adminpanel import demo_data, selectors
 from adminpanel.management.commands.seed_demo import Command
 from chatbot.agent.offline import replies
 from chatbot.faq import LEAD_IN_PHRASES, answer_question, split_question, strip_lead_ins
-from chatbot.faq_eval import load_questions
 from chatbot.models import Message
 from chatbot.services import receive
+from quality.faq_eval import load_questions
 from tests.chatbot.conftest import faq_question
 from tests.factories import ContactFactory, ConversationFactory, MessageFactory, ReasoningStepFactory
 

@@ -12,8 +12,8 @@ from django.utils import timezone
 from adminpanel.selectors import Period, no_match_questions
 from chatbot.agent.offline.understanding import Hints, read_message, says_yes
 from chatbot.faq import answer_question
-from chatbot.faq_eval import faq_accuracy_by_language
 from chatbot.models import FaqEntry
+from quality.faq_eval import faq_accuracy_by_language
 from tests.chatbot.test_conversations import Parent
 from tests.factories import ContactFactory
 

@@ -12,8 +12,8 @@ from asgiref.sync import async_to_sync
 from django.test import override_settings
 
 from chatbot.agent.offline.understanding import Hints, read_message
-from chatbot.evaluation import scenarios as suite
-from chatbot.evaluation.runner import run_scenario
+from quality.evaluation import scenarios as suite
+from quality.evaluation.runner import run_scenario
 
 TODAY = dt.date(2026, 11, 25)  # a Wednesday
 HINTS = Hints(today=TODAY, now=dt.time(9), tour_times=("09:00", "11:00", "14:00", "16:00"))

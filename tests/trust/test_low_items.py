@@ -11,7 +11,7 @@ from daphne.access import AccessLogGenerator
 from django.test import Client
 from django.utils import timezone
 
-import config.logging as concierge_logging
+import plumbing.logging as concierge_logging
 from chatbot.models import Conversation, Message, ReasoningStep
 from config.asgi import application
 from config.redis import reset_clients

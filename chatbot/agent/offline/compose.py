@@ -4,13 +4,41 @@ One reply addresses everything in the turn, in the order a person would:
 greeting, corrections, FAQ answers, the task itself, then thanks or goodbye.
 """
 
-from typing import TYPE_CHECKING
+import datetime as dt
+from typing import Protocol
 
+from chatbot.agent.dialogue import DialogueState
 from chatbot.agent.offline import replies
-from chatbot.agent.offline.understanding import WHEN_FIELDS
+from chatbot.agent.offline.conversation import Conversation
+from chatbot.agent.offline.understanding import WHEN_FIELDS, Reading
 
-if TYPE_CHECKING:
-    from chatbot.agent.offline.policy import Turn
+
+class Turn(Protocol):
+    """What the answer is assembled from: the policy's `Turn` (policy.py), read here through this interface
+    so that compose need not import the policy that calls it."""
+
+    conv: Conversation
+    today: dt.date
+    reading: Reading
+    state: DialogueState
+    asked: frozenset[str]
+    options: list[dict]
+    another: bool
+    callback_args: dict
+    choice: tuple[list[dict], bool]
+    facts: dict
+    family: list[dict]
+    family_size: int
+    flow: str
+    missing: list[str]
+    offers_known_family: bool
+    open_day: bool
+    relation: str
+    several: bool
+    slot: tuple[str | None, str | None]
+    starting: bool
+    target_tour: tuple[dict | None, bool]
+    then: str
 
 
 def _last(turn: "Turn", name: str) -> dict | None:

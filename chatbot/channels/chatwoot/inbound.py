@@ -37,11 +37,11 @@ from chatbot.language import reply_language
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import current_conversation, end_conversation, receive
 from config.hops import database_hop
-from config.logging import mask_phone
 from config.redis import get_redis
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 from crm.models import Contact
 from crm.services import find_or_create_contact
+from plumbing.logging import mask_phone
 
 logger = logging.getLogger(__name__)
 

@@ -28,10 +28,10 @@ from chatbot.channels.worker import dispatch
 from chatbot.models import Channel
 from chatbot.services import receive
 from config.hops import database_hop
-from config.logging import mask_phone
 from crm.identity import InvalidContactDetail, normalise_phone
 from crm.models import Contact
 from crm.services import find_or_create_contact
+from plumbing.logging import mask_phone
 
 logger = logging.getLogger(__name__)
 

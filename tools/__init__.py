@@ -1,0 +1,1 @@
+"""Developer tools that read the code (not part of the product)."""

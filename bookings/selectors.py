@@ -8,7 +8,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from bookings.models import CallbackRequest, SchoolClosure, TourBooking, TourSlot, split_names
-from config import rows
+from plumbing import rows
 
 
 def normalise_reference(raw: str, prefix: str = "T") -> str:

@@ -4,8 +4,8 @@ Built by the ORM, each of a turn's dozen statements costs 0.5 to 3 ms of Python 
 query, then the instances); written here, about 0.2 ms (`python manage.py bench --only turn_overhead`). The
 SQL is portable (PostgreSQL, and SQLite 3.35+ for RETURNING), its table and column names come from the models
 (`_meta`), and rows come back as model instances through the backend's own converters, so the models stay the
-schema and callers keep working with instances. On PostgreSQL they run through `config.rows.hot_cursor`: each is
-prepared once per pooled connection and planned once (see `config.postgresql`). Only the hot path lives here
+schema and callers keep working with instances. On PostgreSQL they run through `plumbing.rows.hot_cursor`: each is
+prepared once per pooled connection and planned once (see `plumbing.postgresql`). Only the hot path lives here
 (`chatbot.services`, `chatbot.agent.loop`); everything else uses the ORM.
 """
 
@@ -21,7 +21,8 @@ from django.db.models import Q
 
 from bookings.models import School, TourBooking, TourSlot, WaitlistEntry
 from chatbot.models import Conversation, Message, ReasoningStep
-from config.rows import (
+from crm.models import Child, Contact
+from plumbing.rows import (
     columns,
     db_values,
     hot_cursor,
@@ -36,7 +37,6 @@ from config.rows import (
     update_sql,
     when,
 )
-from crm.models import Child, Contact
 
 FACT_HINTS = ("has_upcoming_tours", "has_children", "has_waitlist_entries")
 

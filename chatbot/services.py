@@ -26,10 +26,10 @@ from chatbot.agent import loop, memory
 from chatbot.channels.base import observer_for
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 from chatbot.text import without_nul
-from config import rows
-from config.hops import database_hop
-from config.transactions import savepoint_if_nested
 from crm.models import Contact
+from plumbing import rows
+from plumbing.hops import database_hop
+from plumbing.transactions import savepoint_if_nested
 
 logger = logging.getLogger(__name__)
 

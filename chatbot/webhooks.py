@@ -29,7 +29,7 @@ from chatbot import safejson
 from chatbot.channels import chatwoot, whatsapp
 from chatbot.channels.inbound import Malformed, clean, dead_letter
 from chatbot.models import Channel
-from config.hops import database_hop
+from plumbing.hops import database_hop
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from django.views.decorators.cache import never_cache
 from django_prometheus.exports import ExportToDjangoView
 
 from config.celery import app as celery_app
-from config.redis import get_redis, is_embedded
+from plumbing.redis import get_redis, is_embedded
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from config import rows
-from config.transactions import savepoint_if_nested
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
+from plumbing import rows
+from plumbing.transactions import savepoint_if_nested
 
 
 def create_web_visitor_contact(*, school, web_visitor_id: str, language: str = "") -> Contact | None:

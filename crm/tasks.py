@@ -16,12 +16,12 @@ from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 
-from config.redis import get_redis
 from crm import pipedrive_sync
 from crm.external.http import PermanentError, TransientError
 from crm.external.tasks import ExternalTask
 from crm.models import FailedTask
 from crm.pipedrive import SYSTEM, PipedriveClient
+from plumbing.redis import get_redis
 
 logger = logging.getLogger(__name__)
 

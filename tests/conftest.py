@@ -7,7 +7,7 @@ from django.conf import settings
 from django.db import connection
 
 from chatbot.agent import claims, loop
-from config.redis import get_redis, reset_clients
+from plumbing.redis import get_redis, reset_clients
 from tests.factories import ContactFactory, SchoolFactory
 
 

@@ -1,4 +1,4 @@
-"""The hot path's statements are prepared on PostgreSQL (config/postgresql, config/rows.hot_cursor); the ORM's
+"""The hot path's statements are prepared on PostgreSQL (plumbing/postgresql, plumbing/rows.hot_cursor); the ORM's
 are not, and the same statements give the same rows either way."""
 
 import os
@@ -8,7 +8,7 @@ from django.db import connection, connections
 
 from chatbot import hotpath
 from chatbot.models import Message
-from config import rows
+from plumbing import rows
 from tests.factories import ContactFactory
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]

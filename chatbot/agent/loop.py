@@ -2,7 +2,7 @@
 
 Per cycle: prompt -> model -> one of three typed steps (`FinalAnswer`, `RunTools`,
 `GaveUp`), at most `LLM_MAX_CYCLES` cycles. The turn's database work is grouped
-into one database hop (`config.hops`) per phase, because every hop hands the work
+into one database hop (`plumbing.hops`) per phase, because every hop hands the work
 to a database thread and back:
 
 1. `prepare_turn` (in the caller's first hop, which also stored the message and took
@@ -46,7 +46,7 @@ from chatbot.agent import blocks, dialogue, memory, model, prompt, tools
 from chatbot.language import reply_language
 from chatbot.models import Conversation, Message, ReasoningStep
 from chatbot.text import without_nul
-from config.hops import database_hop
+from plumbing.hops import database_hop
 
 StepCallback = Callable[[dict], Awaitable[None]]
 StepsCallback = Callable[[list[dict]], Awaitable[None]]  # a batch of steps, streamed as one frame

@@ -34,10 +34,10 @@ from chatbot.agent import confirmation, memory
 from chatbot.agent.datetimes import parse_date, parse_time, read_call_time, time_of_day
 from chatbot.models import Conversation, Message
 from chatbot.text import without_nul
-from config.hops import database_hop
 from crm import services as crm
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 from crm.models import Contact
+from plumbing.hops import database_hop
 
 logger = logging.getLogger(__name__)
 

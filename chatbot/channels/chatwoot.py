@@ -36,13 +36,13 @@ from chatbot.channels.outbound import NotCheckable, Sender, Skip, choice_options
 from chatbot.language import ENGLISH, reply_language
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import current_conversation, end_conversation, receive
-from config.hops import database_hop
 from config.logging import mask_phone
-from config.redis import get_redis
 from crm.external.http import ApiClient, ExternalError, call, make_client
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Contact
 from crm.services import find_or_create_contact, trusted_context, update_persistent_context
+from plumbing.hops import database_hop
+from plumbing.redis import get_redis
 
 logger = logging.getLogger(__name__)
 

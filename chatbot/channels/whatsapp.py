@@ -33,12 +33,12 @@ from chatbot.channels.outbound import Sender, choice_options, queue_task, reply_
 from chatbot.language import ENGLISH
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import receive
-from config.hops import database_hop
 from config.logging import mask_phone
 from crm.external.http import ApiClient, call, make_client
 from crm.identity import InvalidContactDetail, normalise_phone
 from crm.models import Contact
 from crm.services import find_or_create_contact
+from plumbing.hops import database_hop
 
 logger = logging.getLogger(__name__)
 

@@ -150,7 +150,7 @@ async def test_nul_characters_from_parent_or_model_are_dropped_before_storing(sc
 async def _turn_with_progress(text: str):
     """A turn run with `run_prepared`, recording each progress batch and whether its steps were stored by then."""
     from chatbot.agent.loop import prepare_turn, run_prepared
-    from config.hops import database_hop
+    from plumbing.hops import database_hop
 
     conversation, message = await _conversation_with(text)
     turn = await database_hop(prepare_turn)(conversation, [message])

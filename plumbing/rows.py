@@ -16,7 +16,7 @@ from django.db.models import Model
 
 def hot_cursor():
     """A cursor for the hot path's statements: prepared once per pooled connection where the backend offers it
-    (`config.postgresql`), Django's own elsewhere."""
+    (`plumbing.postgresql`), Django's own elsewhere."""
     prepared = getattr(connection, "prepared_cursor", None)
     return prepared() if prepared else connection.cursor()
 

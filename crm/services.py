@@ -14,7 +14,6 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
-from plumbing import rows
 from plumbing.transactions import savepoint_if_nested
 
 
@@ -24,7 +23,7 @@ def create_web_visitor_contact(*, school, web_visitor_id: str, language: str = "
     token this socket's session sent) created it first."""
     try:
         with savepoint_if_nested():
-            return rows.insert(Contact(school=school, web_visitor_id=web_visitor_id, language=language))
+            return Contact.objects.create(school=school, web_visitor_id=web_visitor_id, language=language)
     except IntegrityError:
         return None
 

@@ -1,24 +1,47 @@
-"""Rows of Django models in hand-written SQL: INSERT and UPDATE of instances, rows read back as instances.
+"""Hand-written SQL on PostgreSQL: names read from the models, values prepared by the fields, rows back as instances.
 
-For the statements a hot path runs many times (`chatbot.hotpath`, a new web visitor's contact): the ORM spends
-0.3 to 3 ms of Python building and compiling each query; these about 0.1 ms. The SQL is portable (PostgreSQL,
-and SQLite 3.35+ for RETURNING), table and column names come from the models (`_meta`) and values go through
-the fields' own preparation and the backend's converters, so the models stay the schema. No signals are sent.
+For the few statements where it measurably pays (`chatbot.hotpath`: the claim, the store, the steps and the
+answer), each a single statement that the ORM would build, compile and send as several. Everything else, and
+every statement on SQLite, goes through the ORM, which stays the reference.
+
+A module that writes such a statement names its tables and columns through `Names`, resolved from the models
+once, when it is imported (`Model._meta`): a renamed column is followed, and a field the statement names that no
+longer exists stops the import with `FieldDoesNotExist`. Fields the database fills itself (`db_default`) are
+left out of an INSERT, as `save()` leaves them. `tests/test_hot_statements.py` plans every statement against the
+migrated schema, so one a model change left behind fails there, by name.
 """
 
-import datetime as dt
 from collections.abc import Iterable, Sequence
 from functools import cache
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections
-from django.db.models import Model
+from django.db.models import NOT_PROVIDED, Field, Model
+from django.db.models.expressions import DatabaseDefault
+
+
+def quote(name: str) -> str:
+    """An identifier as PostgreSQL reads it."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+class Names:
+    """A model's table and columns as SQL text, looked up when first read (at the importing module's import):
+    `Names(Message).table`, `Names(Message).processed_at` (the column of that field, quoted)."""
+
+    def __init__(self, model: type[Model]) -> None:
+        self.model, self.table = model, quote(model._meta.db_table)
+
+    def __getattr__(self, name: str) -> str:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        column = quote(self.model._meta.get_field(name).column)  # FieldDoesNotExist names the model and field
+        setattr(self, name, column)
+        return column
 
 
 def hot_cursor():
-    """A cursor for the hot path's statements: prepared once per pooled connection where the backend offers it
-    (`plumbing.postgresql`), Django's own elsewhere."""
-    prepared = getattr(connection, "prepared_cursor", None)
-    return prepared() if prepared else connection.cursor()
+    """A cursor for the hand-written statements: prepared once per pooled connection (`plumbing.postgresql`)."""
+    return database().prepared_cursor()
 
 
 def database():
@@ -27,17 +50,7 @@ def database():
     return connections[DEFAULT_DB_ALIAS]
 
 
-@cache
-def quote(name: str) -> str:
-    return connection.ops.quote_name(name)
-
-
-@cache
-def table(model: type[Model]) -> str:
-    return quote(model._meta.db_table)
-
-
-def _read_fields(model: type[Model], only: tuple[str, ...]) -> list:
+def _read_fields(model: type[Model], only: tuple[str, ...]) -> list[Field]:
     return [field for field in model._meta.concrete_fields if not only or field.attname in only]
 
 
@@ -54,27 +67,14 @@ def _reader(model: type[Model], only: tuple[str, ...] = ()) -> tuple[list[str], 
     fields = _read_fields(model, only)
     converters = []
     for position, field in enumerate(fields):
-        convs, col = _field_converters(field)
+        col = field.get_col(model._meta.db_table)
+        convs = connection.ops.get_db_converters(col) + field.get_db_converters(connection)
         if convs:
             converters.append((position, convs, col))
     return [field.attname for field in fields], converters
 
 
-@cache
-def _field_converters(field) -> tuple[list, object]:
-    col = field.get_col(field.model._meta.db_table)
-    return connection.ops.get_db_converters(col) + field.get_db_converters(connection), col
-
-
-def from_db(field, value: object) -> object:
-    """A column's raw value as the field reads it (what the ORM's converters make of it on this backend)."""
-    converters, col = _field_converters(field)
-    for converter in converters:
-        value = converter(value, col, connection)
-    return value
-
-
-def instances(rows: Iterable[Sequence], *models: type[Model], only: tuple[str, ...] = ()) -> list[list[Model]]:
+def instances(rows: Iterable[Sequence], *models: type[Model], only: tuple[str, ...] = ()) -> list[list]:
     """Each row, whose columns are `columns(model, alias, only)` of each model in turn (and then any extra
     values), as instances, then the extra values: [[instance, ..., extra, ...], ...]. Fields left out of
     `only` are deferred, as with `QuerySet.only()`: reading one costs a query."""
@@ -94,52 +94,42 @@ def instances(rows: Iterable[Sequence], *models: type[Model], only: tuple[str, .
 
 
 @cache
-def insert_fields(model: type[Model]) -> list:
-    return [field for field in model._meta.concrete_fields if not field.primary_key]
+def insert_fields(model: type[Model]) -> list[Field]:
+    """The columns an INSERT of a new instance writes: all but the primary key and those the database fills."""
+    return [field for field in model._meta.concrete_fields
+            if not field.primary_key and field.db_default is NOT_PROVIDED]
 
 
-def db_values(obj: Model, fields: Iterable, add: bool) -> list:
+def db_values(obj: Model, fields: Iterable[Field], add: bool) -> list:
+    """The fields' values of `obj` as `save()` sends them (auto_now_add and defaults applied)."""
     db = database()
     return [field.get_db_prep_save(field.pre_save(obj, add), db) for field in fields]
 
 
-@cache
-def insert_sql(model: type[Model], rows: int, returning: bool) -> str:
-    fields = insert_fields(model)
-    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
-    sql = (f"INSERT INTO {table(model)} ({', '.join(quote(f.column) for f in fields)}) "
-           f"VALUES {', '.join([row] * rows)}")
-    return sql + f" RETURNING {quote(model._meta.pk.column)}" if returning else sql
-
-
-def stored(obj: Model, pk: int) -> Model:
-    """`obj` as `save()` leaves a new instance: with its primary key, no longer adding, on this database."""
-    obj.pk = pk
-    obj._state.adding, obj._state.db = False, connection.alias
-    return obj
-
-
-def _new_values(obj: Model) -> list:
-    """The INSERT values of a new instance, as `save()` takes them: a foreign key set to an instance stored
-    since (a reply saved after its steps were made) is read from it, and an unsaved one is refused."""
+def new_values(obj: Model) -> list:
+    """The INSERT values of a new instance (`insert_fields`), as `save()` takes them: a foreign key set to an
+    instance stored since is read from it, and an unsaved one is refused."""
     obj._prepare_related_fields_for_save(operation_name="insert")
     return db_values(obj, insert_fields(type(obj)), True)
 
 
-def insert(obj: Model) -> Model:
-    """INSERT one new instance (auto_now_add and defaults applied as `save()` would); sets its primary key."""
-    with hot_cursor() as cursor:
-        cursor.execute(insert_sql(type(obj), 1, True), _new_values(obj))
-        return stored(obj, cursor.fetchone()[0])
+@cache
+def insert_sql(model: type[Model]) -> str:
+    """INSERT of one new instance (parameters: `new_values`)."""
+    fields = insert_fields(model)
+    return (f"INSERT INTO {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)}) "
+            f"VALUES ({', '.join(['%s'] * len(fields))})")
 
 
-def insert_many(objs: Sequence[Model]) -> None:
-    """INSERT new instances of one model in one statement (their primary keys are not read back)."""
-    if not objs:
-        return
-    values = [value for obj in objs for value in _new_values(obj)]
-    with hot_cursor() as cursor:
-        cursor.execute(insert_sql(type(objs[0]), len(objs), False), values)
+def stored(obj: Model, pk: int) -> Model:
+    """`obj` as `save()` leaves a new instance: with its primary key, no longer adding, on this database. A field
+    the database filled (`db_default`) is left deferred: read when first used."""
+    obj.pk = pk
+    obj._state.adding, obj._state.db = False, DEFAULT_DB_ALIAS
+    for name, value in list(vars(obj).items()):
+        if isinstance(value, DatabaseDefault):
+            del obj.__dict__[name]
+    return obj
 
 
 def update_sql(obj: Model, field_names: Sequence[str]) -> tuple[str, list]:
@@ -149,11 +139,8 @@ def update_sql(obj: Model, field_names: Sequence[str]) -> tuple[str, list]:
 
 
 @cache
-def _update(model: type[Model], field_names: tuple[str, ...]) -> tuple[str, list]:
+def _update(model: type[Model], field_names: tuple[str, ...]) -> tuple[str, list[Field]]:
     fields = [model._meta.get_field(name) for name in field_names]
     assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
-    return f"UPDATE {table(model)} SET {assignments} WHERE {quote(model._meta.pk.column)} = %s", fields
-
-
-def when(value: dt.datetime) -> object:
-    return database().ops.adapt_datetimefield_value(value)
+    return (f"UPDATE {quote(model._meta.db_table)} SET {assignments} "
+            f"WHERE {quote(model._meta.pk.column)} = %s", fields)

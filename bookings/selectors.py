@@ -66,7 +66,8 @@ def seats_gone_and_closures(school, start: dt.date, end: dt.date) -> tuple[dict[
     slots = TourSlot.objects.filter(
         school=school, kind=TourSlot.Kind.TOUR, starts_at__gte=dt.datetime.combine(start, dt.time.min, school.tz),
         starts_at__lt=dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, school.tz),
-    ).order_by().values_list("starts_at", "capacity", F("seats_taken") + F("seats_held"), Value(None, output_field=DateField()))
+    ).order_by().values_list("starts_at", "capacity", F("seats_taken") + F("seats_held"),
+                             Value(None, output_field=DateField()))
     closures = SchoolClosure.objects.filter(school=school, date__range=(start, end)).order_by().values_list(
         Value(None, output_field=DateTimeField()), Value(None, output_field=IntegerField()),
         Value(None, output_field=IntegerField()), "date")

@@ -19,7 +19,7 @@ import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import reduce
+from functools import cache, reduce
 
 from django.db import connection, transaction
 from django.db.models import F, Q, QuerySet
@@ -42,7 +42,8 @@ from plumbing.rows import (
     new_values,
     quote,
     stored,
-    update_sql,
+    update_sql_text,
+    update_values,
 )
 
 MESSAGE, CONVERSATION, STEP = Names(Message), Names(Conversation), Names(ReasoningStep)
@@ -385,21 +386,6 @@ def _claims_json(claims: dict[int, dt.datetime]) -> str:
     return json.dumps([{"id": pk, "at": at.isoformat()} for pk, at in claims.items()])
 
 
-def _reply_sql(reply: Message, answer: bool, condition: str) -> tuple[str, list]:
-    """The reply's row, as the CTE `reply` the steps read its id from: a new one INSERTed whole, or, stored by an
-    earlier cycle, its `answer` UPDATEd in (else only its id); written only if `condition` (SQL, if any)."""
-    if reply.pk is None:
-        sql = _REPLY_INSERT
-        if condition:  # VALUES (...) -> SELECT ... WHERE
-            head, _, values = sql.partition(" VALUES ")
-            sql = f"{head} SELECT {values[1:-1]} WHERE {condition}"
-        return f"{sql} RETURNING {MESSAGE.id}", new_values(reply)
-    if not answer:
-        return f"SELECT %s AS {MESSAGE.id}", [reply.pk]
-    sql, params = update_sql(reply, REPLY_ANSWER_FIELDS)
-    return f"{sql}{f' AND {condition}' if condition else ''} RETURNING {MESSAGE.id}", params
-
-
 @dataclass(frozen=True)
 class Totals:
     """What a turn's answer adds to its conversation."""
@@ -411,37 +397,74 @@ class Totals:
     outcome: str | None
 
 
-def _totals_sql(totals: Totals, condition: str) -> tuple[str, list]:
-    sql = (_TOTALS + (f", {CONVERSATION.outcome} = %s" if totals.outcome is not None else "")
-           + f" WHERE {CONVERSATION.id} = %s" + (f" AND {condition}" if condition else ""))
-    cost = Conversation._meta.get_field("total_cost").get_db_prep_save(totals.cost, connection)
-    return sql, [totals.tokens, cost, totals.at, *([totals.outcome] if totals.outcome is not None else []),
-                 totals.conversation_id]
+@dataclass(frozen=True)
+class WriteShape:
+    """What decides the text of a turn's write (`write_sql`): the reply's row is new (INSERTed whole) or stored
+    by an earlier cycle; the answer and the conversation's totals are written (`answer`, which settles an
+    `outcome`); the contact's unanswered messages are looked for (`check`), and nothing is written if there is
+    one (`only_if_none`); the turn's claim fences the writes (`fenced`)."""
+
+    new_reply: bool
+    answer: bool = False
+    outcome: bool = False
+    check: bool = False
+    only_if_none: bool = False
+    fenced: bool = False
+
+
+@cache
+def write_sql(shape: WriteShape) -> str:
+    """A turn's write as one PostgreSQL statement: the checks are CTEs, and every write is conditional on them.
+    Parameters: `_write_params`."""
+    condition = " AND ".join(([_NONE_UNANSWERED] if shape.only_if_none and shape.check else [])
+                             + ([_CLAIM_HELD] if shape.fenced else []))
+    if shape.new_reply:
+        reply = _REPLY_INSERT
+        if condition:  # VALUES (...) -> SELECT ... WHERE
+            head, _, values = reply.partition(" VALUES ")
+            reply = f"{head} SELECT {values[1:-1]} WHERE {condition}"
+        reply += f" RETURNING {MESSAGE.id}"
+    elif shape.answer:
+        reply = (update_sql_text(Message, REPLY_ANSWER_FIELDS) + (f" AND {condition}" if condition else "")
+                 + f" RETURNING {MESSAGE.id}")
+    else:
+        reply = f"SELECT %s::bigint AS {MESSAGE.id}"
+    ctes = ([_UNANSWERED_CTE] if shape.check else []) + ([_CLAIM_CTE] if shape.fenced else []) + [
+        f"reply AS ({reply})"]
+    if shape.answer:
+        ctes.append(f"also AS ({_TOTALS}" + (f", {CONVERSATION.outcome} = %s" if shape.outcome else "")
+                    + f" WHERE {CONVERSATION.id} = %s" + (f" AND {condition}" if condition else "") + ")")
+    ctes.append(f"saved AS ({_STEPS_INSERT})")
+    found = "(SELECT found FROM unanswered)" if shape.check else "false"
+    return (f"WITH {', '.join(ctes)} SELECT (SELECT max({STEP.message}) FROM saved), {found}, "
+            f"{_CLAIM_HELD if shape.fenced else 'true'}")
+
+
+def _write_params(reply: Message, steps: Sequence[ReasoningStep], totals: Totals | None, unanswered_of: int | None,
+                  claims: dict[int, dt.datetime] | None) -> list:
+    params = _unanswered_params(unanswered_of) if unanswered_of is not None else []
+    if claims:
+        params += [len(claims), _claims_json(claims)]
+    if reply.pk is None:
+        params += new_values(reply)
+    elif totals is not None:
+        params += update_values(reply, REPLY_ANSWER_FIELDS)
+    else:
+        params.append(reply.pk)
+    if totals is not None:
+        cost = Conversation._meta.get_field("total_cost").get_db_prep_save(totals.cost, connection)
+        params += [totals.tokens, cost, totals.at, *([totals.outcome] if totals.outcome is not None else []),
+                   totals.conversation_id]
+    return [*params, _steps_json(steps)]
 
 
 def _write_in_one(reply: Message, steps: Sequence[ReasoningStep], totals: Totals | None, unanswered_of: int | None,
                   only_if_none: bool, claims: dict[int, dt.datetime] | None) -> tuple[bool, bool]:
-    """`_write` as one PostgreSQL statement: the checks are CTEs, and every write is conditional on them."""
-    check = unanswered_of is not None
-    condition = " AND ".join(([_NONE_UNANSWERED] if only_if_none and check else []) + ([_CLAIM_HELD] if claims else []))
-    reply_sql, params = _reply_sql(reply, totals is not None, condition)
-    ctes = [f"reply AS ({reply_sql})"]
-    if totals is not None:
-        also, also_params = _totals_sql(totals, condition)
-        ctes.append(f"also AS ({also})")
-        params += also_params
-    ctes.append(f"saved AS ({_STEPS_INSERT})")
-    params.append(_steps_json(steps))
-    if claims:
-        ctes.insert(0, _CLAIM_CTE)
-        params = [len(claims), _claims_json(claims), *params]
-    if check:
-        ctes.insert(0, _UNANSWERED_CTE)
-        params = _unanswered_params(unanswered_of) + params
+    shape = WriteShape(new_reply=reply.pk is None, answer=totals is not None,
+                       outcome=totals is not None and totals.outcome is not None, check=unanswered_of is not None,
+                       only_if_none=only_if_none, fenced=bool(claims))
     with hot_cursor() as cursor:
-        cursor.execute(f"WITH {', '.join(ctes)} SELECT (SELECT max({STEP.message}) FROM saved), "
-                       f"{'(SELECT found FROM unanswered)' if check else 'false'}, {_CLAIM_HELD if claims else 'true'}",
-                       params)
+        cursor.execute(write_sql(shape), _write_params(reply, steps, totals, unanswered_of, claims))
         reply_id, waiting, held = cursor.fetchone()
     if not held:
         raise LostClaim(claims)

@@ -132,15 +132,13 @@ def stored(obj: Model, pk: int) -> Model:
     return obj
 
 
-def update_sql(obj: Model, field_names: Sequence[str]) -> tuple[str, list]:
-    """UPDATE of the named fields of a stored instance (like `save(update_fields=...)`, without signals)."""
-    sql, fields = _update(type(obj), tuple(field_names))
-    return sql, [*db_values(obj, fields, False), obj.pk]
-
-
 @cache
-def _update(model: type[Model], field_names: tuple[str, ...]) -> tuple[str, list[Field]]:
-    fields = [model._meta.get_field(name) for name in field_names]
-    assignments = ", ".join(f"{quote(f.column)} = %s" for f in fields)
-    return (f"UPDATE {quote(model._meta.db_table)} SET {assignments} "
-            f"WHERE {quote(model._meta.pk.column)} = %s", fields)
+def update_sql_text(model: type[Model], field_names: tuple[str, ...]) -> str:
+    """UPDATE of the named fields of a stored instance (like `save(update_fields=...)`, without signals); parameters:
+    `update_values`."""
+    assignments = ", ".join(f"{quote(model._meta.get_field(name).column)} = %s" for name in field_names)
+    return f"UPDATE {quote(model._meta.db_table)} SET {assignments} WHERE {quote(model._meta.pk.column)} = %s"
+
+
+def update_values(obj: Model, field_names: tuple[str, ...]) -> list:
+    return [*db_values(obj, [obj._meta.get_field(name) for name in field_names], False), obj.pk]

@@ -200,7 +200,7 @@ def _claim(contact_id: int) -> tuple[hotpath.Claim, dt.datetime]:
     a claim of no messages when none is left.
 
     The session lock keeps turns of a contact apart while Redis is up; the claim
-    (`hotpath.claim_batch`, one conditional UPDATE) keeps each message answered
+    (`hotpath.claim_batch_with_history`, one conditional UPDATE) keeps each message answered
     once even when the lock was lost (Redis restarted mid-turn) or could not be
     taken (Redis unreachable): a row another turn took first no longer matches
     `processed_at IS NULL`. Only when such a race left this claim empty is a
@@ -230,10 +230,11 @@ class Opened(Taken):
 
 
 class TurnNotOpened(Exception):  # noqa: N818 (what happened to `taken`, with its cause chained)
-    """Preparing a turn raised after its messages were taken: they are given back (`_turn_failed`)."""
+    """Opening a turn raised: its cause is chained. `taken`: the messages it took first, given back by
+    `_turn_failed`; None if the claim itself failed (nothing to give back: the cause goes to the caller)."""
 
-    def __init__(self, taken: Taken) -> None:
-        super().__init__(f"could not prepare the turn of contact {taken.conversation.contact_id}")
+    def __init__(self, contact_id: int, taken: Taken | None) -> None:
+        super().__init__(f"could not open the turn of contact {contact_id}")
         self.taken = taken
 
 
@@ -243,22 +244,24 @@ def _open_turn(school_id: int, contact_id: int, received: Received | None = None
     caller stored just now, with its conversation (read with its school and contact): the batch's, so it is not
     read again; `context` the active context's JSON, read with the session lock. Nothing to claim: the queue of
     messages for this turn is emptied (what it held was answered by an earlier turn)."""
-    claim, taken_at = _claim(contact_id)
-    if not claim.messages:
-        memory.drain_queue(school_id, contact_id)
-        return None
-    batch = claim.messages
-    known = received is not None and received.conversation.pk == batch[0].conversation_id
-    conversation = received.conversation if known else (
-        Conversation.objects.select_related("school", "contact").get(pk=batch[0].conversation_id))
-    given = loop.TurnInput(
-        conversation, batch, memory.ActiveContext.from_json(conversation.school_id, contact_id, context),
-        claim.earlier, claim.hints,
-        new_conversation=known and received.started_conversation and received.message.pk in {m.pk for m in batch})
     try:
+        claim, taken_at = _claim(contact_id)
+        if not claim.messages:
+            memory.drain_queue(school_id, contact_id)
+            return None
+        batch = claim.messages
+        known = received is not None and received.conversation.pk == batch[0].conversation_id
+        conversation = received.conversation if known else (
+            Conversation.objects.select_related("school", "contact").get(pk=batch[0].conversation_id))
+    except Exception as exc:
+        raise TurnNotOpened(contact_id, None) from exc
+    started = known and received.started_conversation and received.message.pk in {m.pk for m in batch}
+    try:
+        active = memory.ActiveContext.from_json(conversation.school_id, contact_id, context)
+        given = loop.TurnInput(conversation, batch, active, claim.earlier, claim.hints, new_conversation=started)
         return Opened(conversation, batch, taken_at, loop.prepare_turn(given, hotpath))
     except Exception as exc:
-        raise TurnNotOpened(Taken(conversation, batch, taken_at)) from exc
+        raise TurnNotOpened(contact_id, Taken(conversation, batch, taken_at)) from exc
 
 
 def _after_failure(conversation: Conversation, batch: list[Message], taken_at: dt.datetime) -> Message | None:
@@ -336,8 +339,10 @@ async def run_pending_turns(school_id: int, contact_id: int, received: Received 
                 await asyncio.sleep(burst)  # let a burst of fragments land (before the first batch only)
                 opened, not_opened = await _open_in_hop(school_id, contact_id, received, context)
             burst, received, start = 0, None, None
+            if not_opened is not None and not_opened.taken is None:  # nothing taken: the caller hears of it
+                raise not_opened.__cause__
             if not_opened is not None:
-                failures = await _turn_failed(not_opened.taken, failures, not_opened.__cause__ or not_opened)
+                failures = await _turn_failed(not_opened.taken, failures, not_opened.__cause__)
             elif opened is not None:
                 failures = await _answer_or_give_back(opened, release, failures)
         finally:

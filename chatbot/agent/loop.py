@@ -31,6 +31,7 @@ never dangles. A turn that gives up says so in the reply's payload (`gave_up`).
 
 import asyncio
 import contextlib
+import datetime as dt
 import json
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -73,9 +74,9 @@ class TurnStore(Protocol):
 
     def store_steps(self, reply: Message, steps: Sequence[ReasoningStep], unanswered_of: int | None = None) -> bool: ...
 
-    def finish_turn(self, reply: Message, steps: Sequence[ReasoningStep], conversation_id: int, at: Any,
+    def finish_turn(self, reply: Message, steps: Sequence[ReasoningStep], conversation_id: int, at: dt.datetime,
                     outcome: str | None = None, unless_unanswered: int | None = None,
-                    claims: dict | None = None) -> bool: ...
+                    claims: dict[int, dt.datetime] | None = None) -> bool: ...
 
     def has_unanswered(self, contact_id: int) -> bool: ...
 

@@ -6,6 +6,7 @@ deep inside a turn. Their names come from the models (`plumbing.rows.Names`), so
 a field a statement names that no longer exists stops `chatbot.hotpath` from importing, naming the field.
 """
 
+import datetime as dt
 import itertools
 import re
 
@@ -14,9 +15,11 @@ from django.core.exceptions import FieldDoesNotExist
 from django.db import connection
 from psycopg import pq
 
+from bookings import selectors
 from chatbot import hotpath
 from chatbot.models import Message, ReasoningStep
 from plumbing.rows import Names, insert_fields
+from tests.factories import SchoolClosureFactory, TourSlotFactory
 
 
 def _shapes() -> list[hotpath.WriteShape]:
@@ -36,6 +39,7 @@ STATEMENTS = {
     "store a message": hotpath._STORE_MESSAGE,
     "claim with history": hotpath._CLAIM_WITH_HISTORY[True],
     "claim with history, in a transaction": hotpath._CLAIM_WITH_HISTORY[False],
+    "seats gone and closures": selectors.SEATS_GONE_AND_CLOSURES,
     **{f"write {shape}": hotpath.write_sql(shape) for shape in _shapes()},
 }
 
@@ -53,6 +57,24 @@ def test_the_statement_is_planned_against_the_migrated_schema(name):
     assert planned.status == pq.ExecStatus.COMMAND_OK, (
         f"the hand-written statement {name!r} no longer fits the schema: "
         f"{planned.error_message.decode()}\n{STATEMENTS[name]}")
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_the_slot_read_gives_what_the_orm_gives(school):
+    full = TourSlotFactory(school=school, capacity=3, seats_taken=2, seats_held=1)
+    TourSlotFactory(school=school, starts_at=full.starts_at + dt.timedelta(hours=2), capacity=4, seats_taken=1)
+    closed = SchoolClosureFactory(school=school, date=full.starts_at.date() + dt.timedelta(days=1)).date
+    start, end = full.starts_at.date() - dt.timedelta(days=1), closed + dt.timedelta(days=1)
+    since = dt.datetime.combine(start, dt.time.min, school.tz)
+    until = dt.datetime.combine(end + dt.timedelta(days=1), dt.time.min, school.tz)
+
+    slots, closures = selectors.seats_gone_and_closures(school, start, end)
+
+    by_orm = list(selectors.seats_gone_and_closures_query(school, since, until, start, end))
+    assert slots == {at: (capacity, gone) for at, capacity, gone, day in by_orm if day is None}
+    assert slots[full.starts_at] == (3, 3) and len(slots) == 2
+    assert closures == {day for *_, day in by_orm if day is not None} == {closed}
 
 
 def test_a_name_a_statement_uses_comes_from_the_model():

@@ -26,10 +26,9 @@ from chatbot.agent import loop, memory
 from chatbot.channels.registry import observer_for, staffed
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 from chatbot.text import without_nul
-from config import rows
-from config.hops import database_hop
-from config.transactions import savepoint_if_nested
 from crm.models import Contact
+from plumbing.hops import database_hop
+from plumbing.transactions import savepoint_if_nested
 
 logger = logging.getLogger(__name__)
 
@@ -41,9 +40,13 @@ SORRY_TEXT = gettext_lazy("I'm sorry, something went wrong on my side and I coul
 
 @dataclass
 class Received:
+    """A parent's message as stored (`duplicate`: a redelivery, stored before), in its conversation;
+    `started_conversation`: the message started it (its turn has no earlier messages to read)."""
+
     message: Message | None
     duplicate: bool
     conversation: Conversation
+    started_conversation: bool = False
 
 
 def _idle_since() -> dt.datetime:
@@ -55,17 +58,20 @@ def current_conversation(school: School, contact: Contact, channel: str, externa
                          new_contact: bool = False) -> Conversation:
     """The contact's open conversation on this channel (read with its school and contact), or a new one after
     the idle timeout; always a new one for a contact created just now (`new_contact`: nothing to read)."""
+    return _current_or_new(school, contact, channel, external_id, new_contact)[0]
+
+
+def _current_or_new(school: School, contact: Contact, channel: str, external_id: str,
+                    new_contact: bool) -> tuple[Conversation, bool]:
+    """`current_conversation`, and whether it was started just now."""
     idle_since = _idle_since()
     conversation = None if new_contact else hotpath.open_conversation(school.pk, contact.pk, channel, external_id)
     if conversation and (conversation.last_message_at is None or conversation.last_message_at >= idle_since
                          or conversation.status == Conversation.Status.HANDED_OFF):
-        return conversation
+        return conversation, False
     if conversation:
         end_conversation(conversation)
-    conversation = rows.insert(Conversation(school=school, contact=contact, channel=channel,
-                                               external_id=external_id))
-    conversation.started_now = True
-    return conversation
+    return Conversation.objects.create(school=school, contact=contact, channel=channel, external_id=external_id), True
 
 
 def store_inbound(conversation: Conversation, text: str, channel_message_id: str = "") -> tuple[Message, bool]:
@@ -100,11 +106,9 @@ def store_received(school: School, contact: Contact, channel: str, text: str, ch
         received = _store_in_open_conversation(school, contact, channel, text, channel_message_id, external_id)
         if received is not None:
             return received
-    conversation = current_conversation(school, contact, channel, external_id, new_contact)
+    conversation, started = _current_or_new(school, contact, channel, external_id, new_contact)
     message, created = store_inbound(conversation, text, channel_message_id)
-    if conversation.__dict__.pop("started_now", False) and created:
-        conversation.first_message_id = message.pk  # its turn has no history to read (chatbot.agent.loop)
-    return Received(message, not created, conversation)
+    return Received(message, not created, conversation, started_conversation=started and created)
 
 
 def _store_in_open_conversation(school: School, contact: Contact, channel: str, text: str, channel_message_id: str,
@@ -146,14 +150,15 @@ async def receive(
 @dataclass
 class Start:
     """The session lock, taken (or not: the message was queued for the turn holding it) in the hop that stored
-    the message; with no burst window, that hop also opened the turn (`opened`; `error`: it raised)."""
+    the message; with no burst window, that hop also opened the turn (`opened`), or failed to (`not_opened`:
+    the turn's messages are given back by `run_pending_turns`, which holds the lock this hop took)."""
 
     taken: bool
     lock: object = None
     context: str | None = None
     opened_now: bool = False
     opened: "Opened | None" = None
-    error: Exception | None = None
+    not_opened: "TurnNotOpened | None" = None
 
 
 def _store_and_take(school: School, contact: Contact, channel: str, text: str, channel_message_id: str,
@@ -171,9 +176,9 @@ def _store_and_take(school: School, contact: Contact, channel: str, text: str, c
     if taken and settings.CHAT_BURST_WINDOW_SECONDS == 0:
         start.opened_now = True
         try:
-            start.opened = _open_turn(school_id, contact_id, conversation, context)
-        except Exception as exc:  # raised in `run_pending_turns`, where the lock is released
-            start.error = exc
+            start.opened = _open_turn(school_id, contact_id, received, context)
+        except TurnNotOpened as failed:  # the lock this hop took is released by `run_pending_turns`
+            start.not_opened = failed
     return received, start
 
 
@@ -182,10 +187,9 @@ async def answer_or_queue(received: Received, start: Start | None = None) -> Non
     the lock was already asked for where the message was stored (`_store_and_take`)."""
     conversation, message = received.conversation, received.message
     if start is not None and start.taken:
-        answered = await run_pending_turns(conversation.school_id, conversation.contact_id, conversation,
-                                           start=start)
+        answered = await run_pending_turns(conversation.school_id, conversation.contact_id, received, start=start)
     elif start is None:
-        answered = await run_pending_turns(conversation.school_id, conversation.contact_id, conversation,
+        answered = await run_pending_turns(conversation.school_id, conversation.contact_id, received,
                                            queue=memory.queue_entry(message.pk, message.text))
     else:
         answered = False
@@ -193,12 +197,12 @@ async def answer_or_queue(received: Received, start: Start | None = None) -> Non
         await _tell("the queued notice", observer_for(conversation.channel).queued(conversation, message))
 
 
-def _claim(contact_id: int) -> tuple[list[Message], dt.datetime, list[Message] | None]:
-    """Take the contact's unanswered messages of one conversation (the one with the oldest): (the batch, when,
-    the conversation's earlier messages if read with it); an empty batch when none is left.
+def _claim(contact_id: int) -> tuple[hotpath.Claim, dt.datetime]:
+    """Take the contact's unanswered messages of one conversation (the one with the oldest): (the claim, when);
+    a claim of no messages when none is left.
 
     The session lock keeps turns of a contact apart while Redis is up; the claim
-    (`hotpath.claim_batch`, one conditional UPDATE) keeps each message answered
+    (`hotpath.claim_batch_with_history`, one conditional UPDATE) keeps each message answered
     once even when the lock was lost (Redis restarted mid-turn) or could not be
     taken (Redis unreachable): a row another turn took first no longer matches
     `processed_at IS NULL`. Only when such a race left this claim empty is a
@@ -206,40 +210,60 @@ def _claim(contact_id: int) -> tuple[list[Message], dt.datetime, list[Message] |
     """
     while True:
         now = timezone.now()
-        batch, earlier = hotpath.claim_batch_with_history(contact_id, now)
-        if batch or not hotpath.has_unanswered(contact_id):
-            return batch, now, earlier
+        claim = hotpath.claim_batch_with_history(contact_id, now)
+        if claim.messages or not hotpath.has_unanswered(contact_id):
+            return claim, now
 
 
 @dataclass
-class Opened:
-    """A batch this turn took, and the prepared turn (or why preparing it failed: the batch is given back)."""
+class Taken:
+    """A batch of messages a turn took: marked processed at `taken_at`, given back if the turn fails."""
 
     conversation: Conversation
     batch: list[Message]
     taken_at: dt.datetime
-    turn: loop.Turn | None = None
-    error: Exception | None = None
 
 
-def _open_turn(school_id: int, contact_id: int, known: Conversation | None = None,
+@dataclass
+class Opened(Taken):
+    """A batch this turn took, and the prepared turn."""
+
+    turn: loop.Turn
+
+
+class TurnNotOpened(Exception):  # noqa: N818 (what happened to `taken`, with its cause chained)
+    """Opening a turn raised: its cause is chained. `taken`: the messages it took first, given back by
+    `_turn_failed`; None if the claim itself failed (nothing to give back: the cause goes to the caller)."""
+
+    def __init__(self, contact_id: int, taken: Taken | None) -> None:
+        super().__init__(f"could not open the turn of contact {contact_id}")
+        self.taken = taken
+
+
+def _open_turn(school_id: int, contact_id: int, received: Received | None = None,
                context: str | None = None) -> Opened | None:
-    """A turn's first database hop: the claim, and everything the turn reads first. `known` is the batch's
-    conversation if the caller read it just now (with its school and contact), so it is not read again;
-    `context` the active context's JSON, read with the session lock. Nothing to claim: the queue of messages
-    for this turn is emptied (what it held was answered by an earlier turn)."""
-    batch, taken_at, earlier = _claim(contact_id)
-    if not batch:
-        memory.drain_queue(school_id, contact_id)
-        return None
-    conversation = known if known is not None and known.pk == batch[0].conversation_id else (
-        Conversation.objects.select_related("school", "contact").get(pk=batch[0].conversation_id))
-    conversation.contact.fact_hints = batch[0].fact_hints
-    active = memory.ActiveContext.from_json(conversation.school_id, contact_id, context)
+    """A turn's first database hop: the claim, and everything the turn reads first. `received` is the message the
+    caller stored just now, with its conversation (read with its school and contact): the batch's, so it is not
+    read again; `context` the active context's JSON, read with the session lock. Nothing to claim: the queue of
+    messages for this turn is emptied (what it held was answered by an earlier turn)."""
     try:
-        return Opened(conversation, batch, taken_at, loop.prepare_turn(conversation, batch, active, earlier))
-    except Exception as exc:  # the caller gives the batch back, on a fresh connection
-        return Opened(conversation, batch, taken_at, error=exc)
+        claim, taken_at = _claim(contact_id)
+        if not claim.messages:
+            memory.drain_queue(school_id, contact_id)
+            return None
+        batch = claim.messages
+        known = received is not None and received.conversation.pk == batch[0].conversation_id
+        conversation = received.conversation if known else (
+            Conversation.objects.select_related("school", "contact").get(pk=batch[0].conversation_id))
+    except Exception as exc:
+        raise TurnNotOpened(contact_id, None) from exc
+    started = known and received.started_conversation and received.message.pk in {m.pk for m in batch}
+    try:
+        active = memory.ActiveContext.from_json(conversation.school_id, contact_id, context)
+        given = loop.TurnInput(conversation, batch, active, claim.earlier, claim.hints, new_conversation=started)
+        return Opened(conversation, batch, taken_at, loop.prepare_turn(given, hotpath))
+    except Exception as exc:
+        raise TurnNotOpened(contact_id, Taken(conversation, batch, taken_at)) from exc
 
 
 def _after_failure(conversation: Conversation, batch: list[Message], taken_at: dt.datetime) -> Message | None:
@@ -278,7 +302,7 @@ class _ReleaseAndLook:
         return found
 
 
-async def run_pending_turns(school_id: int, contact_id: int, conversation: Conversation | None = None,
+async def run_pending_turns(school_id: int, contact_id: int, received: Received | None = None,
                             queue: str = "", start: Start | None = None) -> bool:
     """Answer the contact's pending messages under the session lock; False if another turn holds it (then
     `queue`, a `memory.queue_entry`, is queued for that turn). `start`: the lock already taken (and perhaps the
@@ -292,8 +316,8 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
     never stranded. A turn that fails (database connection dropped,
     Redis gone) gives its messages back and is tried again, up to TURN_ATTEMPTS times
     per call; then the parent is told (see `_apologise`) and the error is raised for
-    the caller to record. `conversation`, if the caller has just read it, spares the first batch reading it again
-    (later batches read theirs: a turn may have changed the contact).
+    the caller to record. `received`, the message the caller has just stored, spares the first batch reading its
+    conversation again (later batches read theirs: a turn may have changed the contact).
     """
     failures = 0
     burst = settings.CHAT_BURST_WINDOW_SECONDS
@@ -312,14 +336,16 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
         running_here.add((school_id, contact_id))
         try:
             if start is not None and start.opened_now:
-                if start.error is not None:
-                    raise start.error
-                opened = start.opened
+                opened, not_opened = start.opened, start.not_opened
             else:
                 await asyncio.sleep(burst)  # let a burst of fragments land (before the first batch only)
-                opened = await database_hop(_open_turn)(school_id, contact_id, conversation, context)
-            burst, conversation, start = 0, None, None
-            if opened is not None:
+                opened, not_opened = await _open_in_hop(school_id, contact_id, received, context)
+            burst, received, start = 0, None, None
+            if not_opened is not None and not_opened.taken is None:  # nothing taken: the caller hears of it
+                raise not_opened.__cause__
+            if not_opened is not None:
+                failures = await _turn_failed(not_opened.taken, failures, not_opened.__cause__)
+            elif opened is not None:
                 failures = await _answer_or_give_back(opened, release, failures)
         finally:
             lease.cancel()
@@ -330,30 +356,43 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
             return True
 
 
+async def _open_in_hop(school_id: int, contact_id: int, received: Received | None,
+                       context: str | None) -> tuple[Opened | None, TurnNotOpened | None]:
+    try:
+        return await database_hop(_open_turn)(school_id, contact_id, received, context), None
+    except TurnNotOpened as failed:
+        return None, failed
+
+
 async def _answer_or_give_back(opened: Opened, release: _ReleaseAndLook, failures: int) -> int:
     """Answer one batch; on failure give it back (or tell its stored reply); returns the failures so far."""
-    conversation, batch = opened.conversation, opened.batch
     try:
-        if opened.error is not None:
-            raise opened.error
-        await _answer(conversation, opened.turn, release)
+        await _answer(opened.conversation, opened.turn, release)
     except hotpath.LostClaim as lost:  # taken over while this turn stalled: the turn that took over answers
         given_back = await database_hop(hotpath.give_back_claims)(lost.claims)
         logger.error("turn for contact %s lost its claim (its lease lapsed and another worker took the turn over): "
                      "its reply was neither stored nor sent; %d message(s) it took in late given back",
-                     conversation.contact_id, given_back)
-    except Exception:
-        failures += 1
-        logger.exception("turn for contact %s failed (attempt %d of %d)", conversation.contact_id, failures,
-                         TURN_ATTEMPTS)
-        reply = await database_hop(_after_failure)(conversation, batch, opened.taken_at)
-        if reply is not None:  # it failed after the reply was stored: answered
-            await _tell("the reply", observer_for(conversation.channel).reply(conversation, reply))
-        elif failures >= TURN_ATTEMPTS:
-            await _apologise(conversation)
-            raise
-        else:
-            await asyncio.sleep(RETRY_PAUSE_SECONDS)
+                     opened.conversation.contact_id, given_back)
+    except Exception as exc:
+        return await _turn_failed(opened, failures, exc)
+    return failures
+
+
+async def _turn_failed(taken: Taken, failures: int, error: Exception) -> int:
+    """A turn raised `error`: give its batch back (or tell its reply, if stored after all); the parent is told
+    and `error` raised once it failed TURN_ATTEMPTS times; returns the failures so far."""
+    conversation = taken.conversation
+    failures += 1
+    logger.error("turn for contact %s failed (attempt %d of %d)", conversation.contact_id, failures, TURN_ATTEMPTS,
+                 exc_info=error)
+    reply = await database_hop(_after_failure)(conversation, taken.batch, taken.taken_at)
+    if reply is not None:  # it failed after the reply was stored: answered
+        await _tell("the reply", observer_for(conversation.channel).reply(conversation, reply))
+    elif failures >= TURN_ATTEMPTS:
+        await _apologise(conversation)
+        raise error
+    else:
+        await asyncio.sleep(RETRY_PAUSE_SECONDS)
     return failures
 
 

@@ -117,27 +117,27 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
     )
 else:
-    # Database hops (config/hops.py; a turn makes three, one per phase) run on pooled connections: a hop
+    # Database hops (plumbing/hops.py; a turn makes three, one per phase) run on pooled connections: a hop
     # thread keeps one while busy and gives it back after DB_POOL_CHECK_IDLE_SECONDS idle, and every other
     # close hands the connection back instead of ending it. A connection is pinged when taken only if it was
-    # last taken longer ago than that (config/postgresql): no health-check round trip per hop on a busy server.
+    # last taken longer ago than that (plumbing/postgresql): no health-check round trip per hop on a busy server.
     # A process never holds more than DB_POOL_MAX_SIZE connections (PostgreSQL's max_connections is shared
     # by every web, agent and Celery process).
-    DATABASES["default"]["ENGINE"] = "config.postgresql"
+    DATABASES["default"]["ENGINE"] = "plumbing.postgresql"
     DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool replaces persistent connections
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False  # config.postgresql checks idle connections only
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False  # plumbing.postgresql checks idle connections only
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
         # Open from the start: one per hop thread (DB_HOP_THREADS' default), and one for the rest.
         "min_size": env.int("DB_POOL_MIN_SIZE", default=5),
         "max_size": env.int("DB_POOL_MAX_SIZE", default=10),
         "timeout": env.float("DB_POOL_TIMEOUT_SECONDS", default=30.0),
     }
-    # The hot path's statements (config.rows.hot_cursor) are prepared on a connection after this many runs:
-    # PostgreSQL then skips planning them (most of their time; config/postgresql). 0 turns preparing off (behind
+    # The hot path's statements (plumbing.rows.hot_cursor) are prepared on a connection after this many runs:
+    # PostgreSQL then skips planning them (most of their time; plumbing/postgresql). 0 turns preparing off (behind
     # PgBouncer in transaction mode, which cannot keep a prepared statement on one server connection).
     DATABASES["default"]["OPTIONS"]["prepare_threshold"] = env.int("DB_PREPARE_THRESHOLD", default=2) or None
 DB_POOL_CHECK_IDLE_SECONDS = env.float("DB_POOL_CHECK_IDLE_SECONDS", default=5.0)
-# Threads a process runs its turns' database hops on (config/hops.py): while one waits for the database the
+# Threads a process runs its turns' database hops on (plumbing/hops.py): while one waits for the database the
 # others go on. Each keeps a pooled connection while it is busy, so keep it below DB_POOL_MAX_SIZE.
 # SQLite takes one writer at a time: there, one thread runs the hops in the order they come (a parent's messages
 # are stored in the order sent), where several would only queue on its lock.

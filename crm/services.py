@@ -13,10 +13,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from config import rows
-from config.transactions import savepoint_if_nested
 from crm.models import PERSISTENT_CONTEXT_FIELDS, Activity, Child, Contact, Deal
 from crm.signals import crm_rows_changed
+from plumbing.transactions import savepoint_if_nested
 
 
 def create_web_visitor_contact(*, school, web_visitor_id: str, language: str = "") -> Contact | None:
@@ -25,7 +24,7 @@ def create_web_visitor_contact(*, school, web_visitor_id: str, language: str = "
     token this socket's session sent) created it first."""
     try:
         with savepoint_if_nested():
-            return rows.insert(Contact(school=school, web_visitor_id=web_visitor_id, language=language))
+            return Contact.objects.create(school=school, web_visitor_id=web_visitor_id, language=language)
     except IntegrityError:
         return None
 

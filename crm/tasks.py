@@ -17,13 +17,13 @@ from django.db.models import F, Q
 from django.dispatch import receiver
 from django.utils import timezone
 
-from config.redis import get_redis
 from crm import pipedrive_sync
 from crm.external.http import PermanentError, TransientError
 from crm.external.tasks import ExternalTask
 from crm.models import FailedTask
 from crm.pipedrive import SYSTEM, PipedriveClient
 from crm.signals import crm_rows_changed
+from plumbing.redis import get_redis
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django_prometheus.exports import ExportToDjangoView
 
-from config.redis import get_redis, is_embedded
+from plumbing.redis import get_redis, is_embedded
 
 logger = logging.getLogger(__name__)
 

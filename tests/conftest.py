@@ -9,7 +9,7 @@ from django.db import connection
 
 from chatbot.agent import claims, loop
 from chatbot.channels import registry
-from config.redis import get_redis, reset_clients
+from plumbing.redis import get_redis, reset_clients
 from tests.factories import ContactFactory, SchoolFactory
 
 
@@ -53,12 +53,12 @@ def truthful_replies(monkeypatch):
     finish = loop._finish
 
     def checked_finish(turn, steps, after_finish, take_late):
-        stored, after = finish(turn, steps, after_finish, take_late)
-        if stored:
+        finished = finish(turn, steps, after_finish, take_late)
+        if not isinstance(finished, loop.TookInLate):
             unbacked = claims.unbacked(turn.reply.text, turn.observations)
             if unbacked:
                 found.by_reply[id(turn.reply)] = (turn.reply.text, unbacked)
-        return stored, after
+        return finished
 
     monkeypatch.setattr(loop, "_finish", checked_finish)
     yield found

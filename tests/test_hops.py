@@ -1,4 +1,4 @@
-"""Database hops (config/hops.py) run on a pool of threads: one waiting turn does not hold up another."""
+"""Database hops (plumbing/hops.py) run on a pool of threads: one waiting turn does not hold up another."""
 
 import asyncio
 import os
@@ -8,7 +8,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import override_settings
 
-from config import hops
+from plumbing import hops
 
 
 @override_settings(DB_HOP_THREADS=4)  # the default on PostgreSQL (on SQLite, one writer at a time: 1)

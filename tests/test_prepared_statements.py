@@ -1,14 +1,15 @@
-"""The hot path's statements are prepared on PostgreSQL (config/postgresql, config/rows.hot_cursor); the ORM's
+"""The hand-written statements are prepared on PostgreSQL (plumbing/postgresql, plumbing/rows.hot_cursor); the ORM's
 are not, and the same statements give the same rows either way."""
 
 import os
 
 import pytest
 from django.db import connection, connections
+from django.utils import timezone
 
 from chatbot import hotpath
 from chatbot.models import Message
-from config import rows
+from plumbing import rows
 from tests.factories import ContactFactory
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db]
@@ -25,10 +26,10 @@ def test_a_hot_statement_run_often_is_prepared_and_planned_once(school):
     threshold = connection.settings_dict["OPTIONS"]["prepare_threshold"]
 
     for _ in range(threshold + 1):
-        assert hotpath.has_unanswered(contact.pk) is False
+        assert hotpath.claim_batch_with_history(contact.pk, timezone.now()).messages == []
 
-    has_unanswered = f"SELECT 1 FROM {rows.table(Message)} "  # noqa: S608 (not run: the statement it starts)
-    assert [s for s in _prepared() if s.startswith(has_unanswered)]
+    claim = f"WITH claimed AS (UPDATE {rows.Names(Message).table} "  # the statement it starts
+    assert [s for s in _prepared() if s.startswith(claim)]
     with connection.cursor() as cursor:
         cursor.execute("SHOW plan_cache_mode")
         assert cursor.fetchone() == ("force_generic_plan",)

@@ -1,13 +1,15 @@
 """The ReAct loop: one turn from the parent's stored message(s) to the stored, structured reply.
 
-Per cycle: prompt -> model -> one of three typed steps (`FinalAnswer`, `RunTools`,
-`GaveUp`), at most `LLM_MAX_CYCLES` cycles. The turn's database work is grouped
-into one database hop (`config.hops`) per phase, because every hop hands the work
-to a database thread and back:
+A turn starts from a `TurnInput` (the messages it answers, and what the caller read with them) and a
+`TurnStore` (where it reads its history and writes its steps and answer: `chatbot.hotpath`), both handed in
+by the caller (`chatbot.services`). Per cycle: prompt -> model -> one of three typed steps (`FinalAnswer`,
+`RunTools`, `GaveUp`), at most `LLM_MAX_CYCLES` cycles; messages that arrive while the model answers come
+back as a fourth (`TookInLate`). The turn's database work is grouped into one database hop (`plumbing.hops`)
+per phase, because every hop hands the work to a database thread and back:
 
 1. `prepare_turn` (in the caller's first hop, which also stored the message and took
-   the session lock: `chatbot.services`): the active task, the earlier messages and
-   the prompt (the reply's row is written with its first steps);
+   the session lock): what the caller did not read (the active task, the earlier
+   messages) and the prompt (the reply's row is written with its first steps);
 2. per tool cycle: the tools, each in a hop of its own (concurrently); the cycle's
    reasoning steps in one statement after the tools' writes (the first cycle's with
    the reply's row): a single tool call's in its own hop, right after it; then
@@ -18,7 +20,7 @@ to a database thread and back:
 3. `_finish`: unless a message of the contact is waiting (one that arrived while the
    model answered: it is taken into the turn and the model asked again), the answer
    step, the reply and the conversation's totals in one statement
-   (`chatbot.hotpath.finish_turn`; a transaction when the turn settles an outcome),
+   (`TurnStore.finish_turn`; a transaction when the turn settles an outcome),
    then the caller's `after_finish` (e.g. the active task saved with the session
    lock's release), in the same hop. The steps stored here are returned for the
    caller to deliver with the reply.
@@ -29,24 +31,26 @@ never dangles. A turn that gives up says so in the reply's payload (`gave_up`).
 
 import asyncio
 import contextlib
+import datetime as dt
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
-from chatbot import hotpath, outcomes
+from chatbot import outcomes
 from chatbot.agent import blocks, dialogue, memory, model, prompt, tools
+from chatbot.hotpath import FactHints
 from chatbot.language import reply_language
 from chatbot.models import Conversation, Message, ReasoningStep
 from chatbot.text import without_nul
-from config.hops import database_hop
+from plumbing.hops import database_hop
 
 StepCallback = Callable[[dict], Awaitable[None]]
 StepsCallback = Callable[[list[dict]], Awaitable[None]]  # a batch of steps, streamed as one frame
@@ -59,6 +63,39 @@ GIVE_UP_TEXT = gettext_lazy(
 )
 INTERRUPTED = {"status": "error", "message": "Interrupted before this tool could finish."}
 PRIOR_MESSAGES = 6  # the parent's earlier messages the tools may read (ToolContext.history)
+
+
+# --- what a turn starts from, and where it stores ----------------------------------------------
+class TurnStore(Protocol):
+    """Where a turn reads its history and writes its steps and answer: `chatbot.hotpath`, handed in by the caller
+    (see its functions for what each does)."""
+
+    def earlier_messages(self, conversation: Conversation, before_ids: set[int]) -> list[Message]: ...
+
+    def store_steps(self, reply: Message, steps: Sequence[ReasoningStep], unanswered_of: int | None = None) -> bool: ...
+
+    def finish_turn(self, reply: Message, steps: Sequence[ReasoningStep], conversation_id: int, at: dt.datetime,
+                    outcome: str | None = None, unless_unanswered: int | None = None,
+                    claims: dict[int, dt.datetime] | None = None) -> bool: ...
+
+    def has_unanswered(self, contact_id: int) -> bool: ...
+
+
+@dataclass
+class TurnInput:
+    """What a turn answers and what was read with it (by the caller's hop that took the messages).
+
+    `active`: the active task, if read with the session lock (else the loop reads it); `earlier`: the
+    conversation's earlier messages, if read with the claim (else the loop reads them, unless
+    `new_conversation`: the batch's first message started the conversation, so nothing in it was answered
+    yet); `hints`: which of the contact's look-ups found something, read with the claim."""
+
+    conversation: Conversation
+    messages: list[Message]
+    active: memory.ActiveContext | None = None
+    earlier: list[Message] | None = None
+    hints: FactHints = field(default_factory=FactHints)
+    new_conversation: bool = False
 
 
 # --- the typed steps of a cycle ---------------------------------------------------------------
@@ -84,6 +121,14 @@ class GaveUp:
     reason: str
 
 
+@dataclass
+class TookInLate:
+    """Messages of the parent arrived while the model answered: nothing was stored, they are taken into the turn
+    and the model asked again, to answer everything together."""
+
+    messages: list[Message]
+
+
 def next_step(answer: model.ModelReply) -> FinalAnswer | RunTools | GaveUp:
     """What the model's reply asks the loop to do."""
     if answer.tool_calls:
@@ -102,6 +147,7 @@ class Turn:
     reply: Message
     ctx: tools.ToolContext
     messages: list[dict]
+    store: TurnStore
     started: float = field(default_factory=time.perf_counter)
     observations: list[tuple[str, dict]] = field(default_factory=list)
     models_used: list[str] = field(default_factory=list)
@@ -147,37 +193,30 @@ def step_payload(step: ReasoningStep) -> dict:
             "latency_ms": step.latency_ms, "model": step.model, "timestamp": step.created_at.isoformat()}
 
 
-def prepare_turn(conversation: Conversation, turn_messages: list[Message],
-                 active: memory.ActiveContext | None = None, earlier: list[Message] | None = None) -> Turn:
-    """Phase 1, synchronous (run inside the caller's hop): read the context (the active task too, unless the
-    caller read it with the session lock; the earlier messages too, unless the caller read them with the
-    claim: `chatbot.hotpath.claim_batch_with_history`) and build the prompt."""
-    with translation.override(reply_language(conversation.school, conversation.contact)):
-        return _prepare_turn(conversation, turn_messages, active, earlier)
-
-
-def _prepare_turn(conversation: Conversation, turn_messages: list[Message],
-                  active: memory.ActiveContext | None, earlier: list[Message] | None) -> Turn:
-    """A conversation the caller started with a message of this batch (`first_message_id`, set by
-    `chatbot.services.store_received`) has no earlier messages to read: every claim takes all of a conversation's
-    unanswered messages, so nothing in it was answered while its first message was not. (Another tab of the
-    visitor could write into it in the same instant; its message is in this batch too, unless that tab's turn
-    ran from start to finish between this message being stored and this turn's lock: longer than a model call.)"""
+def prepare_turn(given: TurnInput, store: TurnStore) -> Turn:
+    """Phase 1, synchronous (run inside the caller's hop): read what the caller did not (the active task, the
+    earlier messages) and build the prompt. A conversation the batch started has no earlier messages to read:
+    every claim takes all of a conversation's unanswered messages, so nothing in it was answered while its first
+    message was not. (Another tab of the visitor could write into it in the same instant; its message is in
+    this batch too, unless that tab's turn ran from start to finish between this message being stored and this
+    turn's lock: longer than a model call.)"""
+    conversation, turn_messages = given.conversation, given.messages
     school, contact = conversation.school, conversation.contact
-    active = active or memory.ActiveContext.load(school.pk, contact.pk)
-    turn_ids = {m.pk for m in turn_messages}
-    if earlier is None:
-        earlier = [] if conversation.__dict__.get("first_message_id") in turn_ids else (
-            hotpath.earlier_messages(conversation, turn_ids))
-    ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
-                            history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids,
-                            claims={m.pk: m.processed_at for m in turn_messages if m.processed_at is not None})
-    known = prompt.contact_facts(contact)
-    messages = prompt.build_messages(conversation, active, turn_messages, earlier=earlier,
-                                     cycles_left=settings.LLM_MAX_CYCLES, known=known)
+    with translation.override(reply_language(school, contact)):
+        active = given.active or memory.ActiveContext.load(school.pk, contact.pk)
+        turn_ids = {m.pk for m in turn_messages}
+        earlier = given.earlier
+        if earlier is None:
+            earlier = [] if given.new_conversation else store.earlier_messages(conversation, turn_ids)
+        ctx = tools.ToolContext(school=school, contact=contact, conversation=conversation, active=active,
+                                history=_prior_texts(conversation, earlier, turn_ids), turn_message_ids=turn_ids,
+                                claims={m.pk: m.processed_at for m in turn_messages if m.processed_at is not None})
+        known = prompt.contact_facts(contact, given.hints)
+        messages = prompt.build_messages(conversation, active, turn_messages, earlier,
+                                         cycles_left=settings.LLM_MAX_CYCLES, known=known)
     reply = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel,
                     reply_to=turn_messages[-1] if turn_messages else None)  # stored with its first steps
-    return Turn(conversation, turn_messages, reply, ctx, messages, contact_facts=known)
+    return Turn(conversation, turn_messages, reply, ctx, messages, store, contact_facts=known)
 
 
 def _prior_texts(conversation: Conversation, earlier: list[Message], turn_ids: set[int]) -> list[str]:
@@ -191,14 +230,14 @@ def _prior_texts(conversation: Conversation, earlier: list[Message], turn_ids: s
     return list(reversed(prior))
 
 
-async def run_turn(conversation: Conversation, turn_messages: list[Message],
+async def run_turn(conversation: Conversation, turn_messages: list[Message], store: TurnStore,
                    on_step: StepCallback | None = None) -> Message:
     """Answer the parent's message(s) of this turn, in their language; returns the stored assistant message."""
     async def on_steps(steps: list[dict]) -> None:
         for step in steps:
             await on_step(step)
 
-    turn = await database_hop(prepare_turn)(conversation, turn_messages)
+    turn = await database_hop(prepare_turn)(TurnInput(conversation, turn_messages), store)
     finished = await run_prepared(turn, on_steps if on_step else None)
     if on_step:
         await on_steps(finished.steps)
@@ -246,7 +285,7 @@ class _Steps:
         self.busy = True
         steps = list(self.pending)  # the loop may add the next round's meanwhile: those stay pending
         if steps:
-            await database_hop(hotpath.store_steps)(self.turn.reply, steps)
+            await database_hop(self.turn.store.store_steps)(self.turn.reply, steps)
             del self.pending[:len(steps)]
             self.stored(steps)
         sent, self.unsent = self.unsent, []
@@ -301,13 +340,14 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             # Messages that arrived while the model answered are taken in instead, and everything answered
             # together. On the last cycle they are left pending (the next turn answers them): taking them here
             # would mark them processed without an answer.
-            late = await _conclude(turn, steps, step, cycle, after_finish, take_late=cycle < settings.LLM_MAX_CYCLES)
-            if isinstance(late, Finished):
-                return late
+            concluded = await _conclude(turn, steps, step, cycle, after_finish,
+                                        take_late=cycle < settings.LLM_MAX_CYCLES)
+            if isinstance(concluded, Finished):
+                return concluded
             unread = turn.unread = False  # taken in just now
-            turn.messages.extend({"role": "user", "content": m.text} for m in late)
-            steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(late)} more message(s) "
-                                           "arrived; answering everything together.", model=answer.model))
+            turn.messages.extend({"role": "user", "content": m.text} for m in concluded.messages)
+            steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(concluded.messages)} more "
+                                           "message(s) arrived; answering everything together.", model=answer.model))
     finally:
         with contextlib.suppress(Exception):  # the turn's own error goes on
             await steps.settle()
@@ -315,16 +355,15 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             steps.pending.append(turn.step(0, ReasoningStep.Kind.OBSERVE, INTERRUPTED["message"],
                                            tool_name=call["name"], tool_call_id=call["id"], tool_result=INTERRUPTED))
         if calls:
-            await database_hop(hotpath.store_steps)(turn.reply, steps.pending)
+            await database_hop(turn.store.store_steps)(turn.reply, steps.pending)
     return await _conclude(turn, steps, GaveUp(f"no answer within {settings.LLM_MAX_CYCLES} cycles"),
                            settings.LLM_MAX_CYCLES, after_finish, take_late=False)
 
 
 async def _conclude(turn: Turn, steps: _Steps, outcome: FinalAnswer | GaveUp, cycle: int,
-                    after_finish: AfterFinish | None, take_late: bool) -> "Finished | list[Message]":
+                    after_finish: AfterFinish | None, take_late: bool) -> "Finished | TookInLate":
     """Phase 3: store the answer (see `_finish`), with the steps not stored yet. With `take_late`, a message that
-    arrived meanwhile stops it: then the messages taken into the turn are returned instead, and nothing was
-    stored."""
+    arrived meanwhile stops it: then nothing was stored, and the messages taken into the turn are returned."""
     await steps.settle()
     text = outcome.text if isinstance(outcome, FinalAnswer) else str(GIVE_UP_TEXT)
     latency_ms = int((time.perf_counter() - turn.started) * 1000)
@@ -332,12 +371,12 @@ async def _conclude(turn: Turn, steps: _Steps, outcome: FinalAnswer | GaveUp, cy
                                       model=turn.models_used[-1] if turn.models_used else "", latency_ms=latency_ms)]
     declared = outcome.declared if isinstance(outcome, FinalAnswer) else dialogue.Declared()
     _fill_reply(turn, text, latency_ms, gave_up=isinstance(outcome, GaveUp), declared=declared)
-    finished, after = await database_hop(_finish)(turn, last, after_finish, take_late)
-    if finished:
-        steps.pending.clear()
-        return Finished(turn.reply, steps.last(last), after)
-    turn.position -= 1  # the answer's step was not stored
-    return after
+    finished = await database_hop(_finish)(turn, last, after_finish, take_late)
+    if isinstance(finished, TookInLate):
+        turn.position -= 1  # the answer's step was not stored
+        return finished
+    steps.pending.clear()
+    return Finished(turn.reply, steps.last(last), finished)
 
 
 def _asked(turn: Turn, cycle: int, answer: model.ModelReply) -> list[ReasoningStep]:
@@ -387,7 +426,7 @@ async def _run_tools(turn: Turn, cycle: int, calls: list[dict], steps: _Steps) -
 
         def store(result: dict, latency_ms: int) -> None:  # in the tool's hop, right after it
             done = pending + _observed(turn, cycle, calls, [(result, latency_ms)])
-            found.append(hotpath.store_steps(turn.reply, done, unanswered_of=contact_id))
+            found.append(turn.store.store_steps(turn.reply, done, unanswered_of=contact_id))
             stored.extend(done)
             turn.reread_contact()  # the tool may have booked, moved, joined a waitlist...: the next prompt says so
 
@@ -412,8 +451,8 @@ async def _run_tools(turn: Turn, cycle: int, calls: list[dict], steps: _Steps) -
 
 def _store_round(turn: Turn, steps: list[ReasoningStep], contact_id: int, writes: bool) -> bool:
     """A round of several tools: its steps stored, CONTACT read again if one of them writes; whether a message of
-    the contact is waiting (`hotpath.store_steps`)."""
-    unread = hotpath.store_steps(turn.reply, steps, contact_id)
+    the contact is waiting (`TurnStore.store_steps`)."""
+    unread = turn.store.store_steps(turn.reply, steps, contact_id)
     if writes:
         turn.reread_contact()
     return unread
@@ -437,11 +476,10 @@ def _fill_reply(turn: Turn, text: str, latency_ms: int, *, gave_up: bool, declar
     reply.cost = Decimal(str(round(turn.usage["cost"], 6)))
 
 
-def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: AfterFinish | None,
-            take_late: bool) -> tuple[bool, Any]:
+def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: AfterFinish | None, take_late: bool) -> Any:
     """The last steps, the reply and the conversation's totals in one statement (a transaction when the turn settles
-    an outcome), then the active task: (True, what `after_finish` returned). With `take_late`, unless a message
-    of the contact is waiting to be answered: then it is taken into the turn instead, (False, the messages taken).
+    an outcome), then the active task: returns what `after_finish` returned. With `take_late`, unless a message
+    of the contact is waiting to be answered: then it is taken into the turn instead (TookInLate).
 
     The reply is stamped when it is complete, so it sorts after every message it answers, including those
     that arrived during the turn (history and transcripts order by created_at). A dropped connection leaves
@@ -452,22 +490,22 @@ def _finish(turn: Turn, steps: list[ReasoningStep], after_finish: AfterFinish | 
     settles = outcomes.settles(turn.observations)
     # Most turns settle no outcome: then the writes are one statement (PostgreSQL), with no transaction around.
     with transaction.atomic() if settles else contextlib.nullcontext():
-        if settles and take_late and hotpath.has_unanswered(contact_id):
+        if settles and take_late and turn.store.has_unanswered(contact_id):
             stored = False
         else:
             outcome = outcomes.settle_turn(turn.conversation.pk, turn.observations)
-            stored = hotpath.finish_turn(reply, steps, turn.conversation.pk, timezone.now(), outcome,
+            stored = turn.store.finish_turn(reply, steps, turn.conversation.pk, timezone.now(), outcome,
                                          unless_unanswered=contact_id if take_late and not settles else None,
                                          claims=turn.ctx.claims)
     if not stored:
         late = tools.take_unread(turn.ctx)
         if late:
-            return False, late
+            return TookInLate(late)
         return _finish(turn, steps, after_finish, take_late=False)  # nothing to take after all (another channel's)
     if after_finish:  # it saves the active task (with its own Redis work, in one round trip)
-        return True, after_finish(turn.ctx.active)
+        return after_finish(turn.ctx.active)
     turn.ctx.active.save()
-    return True, None
+    return None
 
 
 async def _timed_execute(call: dict, ctx: tools.ToolContext) -> tuple[dict, int]:

@@ -32,7 +32,7 @@ from django.utils import timezone
 from redis.exceptions import RedisError
 
 from chatbot.agent.dialogue import DialogueState
-from config.redis import get_async_redis, get_redis
+from plumbing.redis import get_async_redis, get_redis
 
 logger = logging.getLogger(__name__)
 

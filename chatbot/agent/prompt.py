@@ -18,8 +18,8 @@ from bookings import selectors as booking_selectors
 from bookings import waitlist
 from bookings.models import WEEKDAY_NAMES, School, WaitlistEntry
 from bookings.services import local_now
-from chatbot import hotpath
 from chatbot.agent.memory import ActiveContext
+from chatbot.hotpath import FactHints
 from chatbot.language import ENGLISH, reply_language
 from chatbot.models import Conversation, Message
 from crm import services as crm
@@ -152,12 +152,11 @@ def _callback_fact(context: dict) -> str:
     return " ".join(filter(None, [context.get("callback_date"), context.get("callback_preference")]))
 
 
-def contact_facts(contact: Contact) -> dict:
+def contact_facts(contact: Contact, hints: FactHints = FactHints()) -> dict:  # noqa: B008 (frozen)
     """CONTACT as the database has it now (every field; the prompt leaves out the empty ones). The turn's first read
-    says which lookups are empty (`fact_hints`); they hold for that read only: a tool may book a tour or join a
-    waitlist before the next model call, which reads again (`chatbot.agent.loop`)."""
-    hints = contact.__dict__.pop("fact_hints", {})
-    bookings = booking_selectors.upcoming_bookings(contact)[:5] if hints.get("has_upcoming_tours", True) else []
+    says which lookups are empty (`hints`, read with the claim); they hold for that read only: a tool may book a
+    tour or join a waitlist before the next model call, which reads again (`chatbot.agent.loop`)."""
+    bookings = booking_selectors.upcoming_bookings(contact)[:5] if hints.has_upcoming_tours else []
     return {
         "name": contact.name,
         "preferred_name": contact.preferred_name,
@@ -168,9 +167,9 @@ def contact_facts(contact: Contact) -> dict:
         "upcoming_tours": [slot_fact(b.local_start.date(), f"{b.local_start:%H:%M}", b.reference, b.child_name)
                            for b in bookings],
         "children": [f"{c['name']} ({c['age']})" if "age" in c else c["name"]
-                     for c in (crm.known_children(contact) if hints.get("has_children", True) else [])],
+                     for c in (crm.known_children(contact) if hints.has_children else [])],
         "context": _context_facts(contact.context, {b.reference for b in bookings}),
-        **(_waitlist_facts(contact) if hints.get("has_waitlist_entries", True) else {}),
+        **(_waitlist_facts(contact) if hints.has_waitlist_entries else {}),
     }
 
 
@@ -269,14 +268,12 @@ def _fits(lines: list[str], chat: list[dict], budget: int) -> bool:
     return bound <= budget or _summary_tokens(lines) + count_tokens(chat) <= budget
 
 
-def history(conversation: Conversation, before_ids: set[int], earlier: list[Message] | None = None) -> list[dict]:
-    """The earlier turns (`chatbot.hotpath.earlier_messages`, read here unless given) as chat messages. They and the
+def history(conversation: Conversation, earlier: list[Message]) -> list[dict]:
+    """The earlier turns (`chatbot.hotpath.earlier_messages`) as chat messages. They and the
     conversation's summary share the budget: past it, the oldest turns are folded into the summary (the
     parent's lines only, the outcomes are in the facts; at most SUMMARY_SHARE of the budget) and the recent
     turns kept fill RECENT_SHARE of what the summary leaves."""
     budget = settings.LLM_PROMPT_TOKEN_BUDGET
-    if earlier is None:
-        earlier = hotpath.earlier_messages(conversation, before_ids)
     chat = [_as_chat(m) for m in earlier]
     lines = [line for line in conversation.summary.splitlines() if line]
     if len(chat) <= MIN_RECENT_MESSAGES or _fits(lines, chat, budget):
@@ -296,11 +293,12 @@ def history(conversation: Conversation, before_ids: set[int], earlier: list[Mess
 
 
 def build_messages(
-    conversation: Conversation, active: ActiveContext, turn_messages: list[Message], unread: int = 0,
-    earlier: list[Message] | None = None, cycles_left: int | None = None, known: dict | None = None,
+    conversation: Conversation, active: ActiveContext, turn_messages: list[Message], earlier: list[Message],
+    unread: int = 0, cycles_left: int | None = None, known: dict | None = None,
 ) -> list[dict]:
-    """System prompt + bounded history (from `earlier`, when the caller read it) + this turn's parent messages."""
-    past = history(conversation, {m.pk for m in turn_messages}, earlier)
+    """System prompt + bounded history (from `earlier`: `chatbot.hotpath.earlier_messages`) + this turn's parent
+    messages."""
+    past = history(conversation, earlier)
     summary = conversation.summary.replace("\n", " | ")
     system = system_prompt(conversation.school, conversation.contact, active, summary, unread, cycles_left, known)
     return [{"role": "system", "content": system}, *past, *[_as_chat(m) for m in turn_messages]]

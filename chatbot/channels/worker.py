@@ -49,10 +49,10 @@ from chatbot.agent import memory
 from chatbot.channels import registry
 from chatbot.models import Conversation, Message
 from chatbot.services import answer_message, answered_since_taken, give_back_lapsed, give_back_unanswered, running_here
-from config.hops import database_hop
-from config.redis import get_redis
 from crm.external.tasks import record_failure
 from crm.models import FailedTask
+from plumbing.hops import database_hop
+from plumbing.redis import get_redis
 
 logger = logging.getLogger(__name__)
 

@@ -8,6 +8,11 @@ server answers every turn after n seconds without any network. Nothing else diff
 
 import os
 
+import django
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+django.setup()  # the bench models import the agent's, whose modules import the apps' models
+
 if os.environ.get("BENCH_SLOW_MODEL") == "1":  # before config.asgi, whose warm-up loads the model's client
     from quality.bench.models import register_slow
 

@@ -310,8 +310,8 @@ def _forget_redis(school_id: int, contact_ids: list[int]) -> None:
     from chatbot.agent import memory as agent_memory
     from chatbot.channels.web.consumer import visitor_group
     from chatbot.channels.web.limits import KEY_PREFIX
-    from config.redis import get_redis
     from crm.models import Contact
+    from plumbing.redis import get_redis
 
     client = get_redis()
     keys = []

@@ -59,7 +59,7 @@ async def slow_echo(model: str, messages: list[dict], tools: list[dict]) -> Mode
     ended = time.time()
     key = os.environ.get(SPANS_KEY_VARIABLE)
     if key:
-        from config.redis import get_async_redis
+        from plumbing.redis import get_async_redis
 
         span = json.dumps({"pid": os.getpid(), "start": started, "end": ended, "texts": texts})
         client = get_async_redis()

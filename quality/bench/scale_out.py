@@ -134,7 +134,7 @@ def _stored(school) -> dict[int, list[tuple[int, int]]]:
 
 
 def _spans(key: str) -> list[dict]:
-    from config.redis import get_redis
+    from plumbing.redis import get_redis
 
     client = get_redis()
     spans = [json.loads(raw) for raw in client.lrange(key, 0, -1)]

@@ -178,7 +178,7 @@ def median_counts(per_turn: list[Counts]) -> dict[str, float]:
 def _floor(school, round_trips: int, commits: int, redis_commands: int, repetitions: int) -> list[float]:
     """Time `round_trips` database round trips (`commits` of them committed one-row UPDATEs, the rest
     `SELECT 1`) plus `redis_commands` x PING, on open connections in one thread, `repetitions` times."""
-    from config.redis import get_redis
+    from plumbing.redis import get_redis
 
     client = get_redis()
     client.ping()

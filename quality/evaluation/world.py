@@ -38,10 +38,10 @@ from chatbot import faq
 from chatbot.agent import memory
 from chatbot.models import Conversation, FaqEntry
 from chatbot.services import save_faq_translations
-from config.redis import get_redis
 from crm.identity import normalise_phone
 from crm.models import Contact
 from crm.services import find_or_create_contact
+from plumbing.redis import get_redis
 
 SLUG_PREFIX = "eval-"
 MIN_DAYS_AHEAD = 3

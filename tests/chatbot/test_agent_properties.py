@@ -9,6 +9,7 @@ from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from chatbot import hotpath
 from chatbot.agent import memory, tools
 from chatbot.agent.loop import run_turn
 from chatbot.services import current_conversation, store_inbound
@@ -79,7 +80,7 @@ def test_trace_invariants(db, script, final):
     conversation = current_conversation(school, ContactFactory(school=school), "web")
     message, _ = store_inbound(conversation, "hello")
     with override_settings(LLM_MODEL="scripted/test"):
-        reply = asyncio.run(run_turn(conversation, [message]))
+        reply = asyncio.run(run_turn(conversation, [message], hotpath))
     steps = list(reply.steps.order_by("position"))
     kinds = [s.kind for s in steps]
     assert [s.position for s in steps] == list(range(len(steps))), "steps are numbered in order"

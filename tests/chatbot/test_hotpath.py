@@ -48,13 +48,13 @@ def test_a_claim_takes_the_unanswered_messages_of_the_conversation_with_the_olde
     _message(web, 7, role=Message.Role.ASSISTANT)
     now = timezone.now()
 
-    batch = hotpath.claim_batch(contact.pk, now)
+    batch = hotpath.claim_batch(contact.pk, now).messages
 
     assert [m.pk for m in batch] == [first.pk, second.pk]
     assert all(isinstance(m, Message) and m.conversation_id == web.pk and m.text for m in batch)
     assert set(Message.objects.filter(processed_at=now).values_list("pk", flat=True)) == {first.pk, second.pk}
-    assert [m.pk for m in hotpath.claim_batch(contact.pk, timezone.now())] == [other.pk]
-    assert hotpath.claim_batch(contact.pk, timezone.now()) == []
+    assert [m.pk for m in hotpath.claim_batch(contact.pk, timezone.now()).messages] == [other.pk]
+    assert hotpath.claim_batch(contact.pk, timezone.now()).messages == []
     assert not hotpath.has_unanswered(contact.pk)
 
 
@@ -99,13 +99,16 @@ def test_the_fact_hints_say_what_the_selectors_find(make):
         make(contact)
     _message(ConversationFactory(school=school, contact=contact), 1)
 
-    (message,) = hotpath.claim_batch(contact.pk, timezone.now())
+    claims = [hotpath.claim_batch_with_history(contact.pk, timezone.now())]  # PostgreSQL: its statement
+    _message(ConversationFactory(school=school, contact=contact), 1)
+    claims.append(hotpath.claim_batch(contact.pk, timezone.now()))  # the ORM's
 
-    assert message.fact_hints == {
-        "has_upcoming_tours": booking_selectors.upcoming_bookings(contact).exists(),
-        "has_children": crm.children_of(contact).exists(),
-        "has_waitlist_entries": waitlist.waiting_or_offered(contact).exists(),
-    }
+    assert [len(claim.messages) for claim in claims] == [1, 1]
+    assert [claim.hints for claim in claims] == [hotpath.FactHints(
+        has_upcoming_tours=booking_selectors.upcoming_bookings(contact).exists(),
+        has_children=crm.children_of(contact).exists(),
+        has_waitlist_entries=waitlist.waiting_or_offered(contact).exists(),
+    )] * 2
 
 
 def test_a_stored_message_is_the_conversations_latest_activity():
@@ -142,9 +145,9 @@ def test_the_history_reads_only_what_a_prompt_uses(django_assert_num_queries):
 
     earlier = hotpath.earlier_messages(conversation, {this_turn.pk})
     with django_assert_num_queries(0):  # a deferred field read by the prompt would cost a query each
-        chat = prompt.history(conversation, {this_turn.pk}, earlier)
+        chat = prompt.history(conversation, earlier)
     with django_assert_num_queries(1):  # past the budget, the oldest are folded into the summary (saved)
-        folded = prompt.history(conversation, {this_turn.pk}, earlier * 400)
+        folded = prompt.history(conversation, earlier * 400)
 
     assert chat == [{"role": "user", "content": asked.text},
                     {"role": "assistant", "content": "Only on weekdays, I'm afraid."}]
@@ -248,7 +251,7 @@ def test_a_turn_whose_claim_was_taken_over_stores_nothing(stored_by_a_tool_cycle
     back; the turn that took over stores its answer."""
     conversation = ConversationFactory(total_tokens=5)
     asked = _message(conversation, 2)
-    (claimed,) = hotpath.claim_batch(conversation.contact_id, timezone.now() - dt.timedelta(seconds=30))
+    (claimed,) = hotpath.claim_batch(conversation.contact_id, timezone.now() - dt.timedelta(seconds=30)).messages
     late = _message(conversation, 1, processed_at=timezone.now() - dt.timedelta(seconds=20))  # taken in late
     claims = {claimed.pk: claimed.processed_at, late.pk: Message.objects.get(pk=late.pk).processed_at}
     stale = Message(conversation=conversation, role=Message.Role.ASSISTANT, channel=conversation.channel,
@@ -258,7 +261,7 @@ def test_a_turn_whose_claim_was_taken_over_stores_nothing(stored_by_a_tool_cycle
     _answer(stale)
 
     Message.objects.filter(pk=asked.pk).update(processed_at=None)  # given back by the take-over
-    (again,) = hotpath.claim_batch(conversation.contact_id, timezone.now())
+    (again,) = hotpath.claim_batch(conversation.contact_id, timezone.now()).messages
     with pytest.raises(hotpath.LostClaim):
         hotpath.finish_turn(stale, _steps(stale, 2, 1), conversation.pk, timezone.now(),
                             Conversation.Outcome.BOOKED, claims=claims)
@@ -327,13 +330,13 @@ def test_the_first_turn_of_a_conversation_it_started_reads_no_history(monkeypatc
     monkeypatch.setattr(hotpath, "earlier_messages", lambda *args: reads.append(args) or original(*args))
 
     first = store_received(contact.school, contact, Channel.WEB, "hello", new_contact=True)
-    opened = _open_turn(contact.school_id, contact.pk, first.conversation)
-    assert [m.pk for m in opened.batch] == [first.message.pk] and reads == []
+    opened = _open_turn(contact.school_id, contact.pk, first)
+    assert first.started_conversation and [m.pk for m in opened.batch] == [first.message.pk] and reads == []
 
     second = store_received(contact.school, contact, Channel.WEB, "are you there?")
     assert second.conversation.pk == first.conversation.pk
-    _open_turn(contact.school_id, contact.pk, second.conversation)
-    assert len(reads) == 1
+    _open_turn(contact.school_id, contact.pk, second)
+    assert not second.started_conversation and len(reads) == 1
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="one statement on PostgreSQL only")
@@ -350,13 +353,14 @@ def test_the_claim_reads_the_history_a_prompt_would_read():
     _message(conversation, 20, text="for staff only", processed_at=timezone.now(), handled_by_staff=True)
     waiting = [_message(conversation, 2, text="and the fees?"), _message(conversation, 1, text="and lunch?")]
 
-    batch, earlier = hotpath.claim_batch_with_history(conversation.contact_id, timezone.now())
+    claim = hotpath.claim_batch_with_history(conversation.contact_id, timezone.now())
+    batch, earlier = claim.messages, claim.earlier
 
     assert [m.pk for m in batch] == [m.pk for m in waiting] and all(m.processed_at for m in batch)
     assert [m.pk for m in earlier] == [m.pk for m in kept]
     assert [m.pk for m in earlier] == [m.pk for m in hotpath.earlier_messages(conversation, {m.pk for m in batch})]
     assert [(m.role, m.text) for m in earlier] == [(m.role, m.text) for m in kept]
-    assert batch[0].fact_hints == {"has_upcoming_tours": False, "has_children": False, "has_waitlist_entries": False}
+    assert claim.hints == hotpath.FactHints(has_upcoming_tours=False, has_children=False, has_waitlist_entries=False)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's synchronous_commit")
@@ -367,9 +371,9 @@ def test_only_the_claims_own_commit_skips_waiting_for_the_disk():
     conversation = ConversationFactory()
     _message(conversation, 1, text="hello")
 
-    batch, _ = hotpath.claim_batch_with_history(conversation.contact_id, timezone.now())
+    claim = hotpath.claim_batch_with_history(conversation.contact_id, timezone.now())
 
-    assert len(batch) == 1
+    assert len(claim.messages) == 1
     with connection.cursor() as cursor:
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "on"

@@ -4,6 +4,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+from chatbot import hotpath
 from chatbot.agent.loop import GIVE_UP_TEXT, run_turn
 from chatbot.models import Message, ReasoningStep
 from chatbot.services import current_conversation, store_inbound
@@ -41,7 +42,7 @@ async def _turn(text: str = "hello"):
     async def on_step(step):
         steps_seen.append(step)
 
-    reply = await run_turn(conversation, [message], on_step=on_step)
+    reply = await run_turn(conversation, [message], hotpath, on_step=on_step)
     return reply, await _steps(reply), steps_seen
 
 
@@ -149,11 +150,11 @@ async def test_nul_characters_from_parent_or_model_are_dropped_before_storing(sc
 
 async def _turn_with_progress(text: str):
     """A turn run with `run_prepared`, recording each progress batch and whether its steps were stored by then."""
-    from chatbot.agent.loop import prepare_turn, run_prepared
-    from config.hops import database_hop
+    from chatbot.agent.loop import TurnInput, prepare_turn, run_prepared
+    from plumbing.hops import database_hop
 
     conversation, message = await _conversation_with(text)
-    turn = await database_hop(prepare_turn)(conversation, [message])
+    turn = await database_hop(prepare_turn)(TurnInput(conversation, [message]), hotpath)
     batches = []
 
     async def on_steps(steps: list[dict]) -> None:
@@ -195,7 +196,6 @@ async def test_a_writing_tool_past_its_timeout_has_its_round_stored_once(scripte
     import asyncio
     import time as clock
 
-    from chatbot import hotpath
     from chatbot.agent import tools
     from chatbot.agent.tools import registry
 

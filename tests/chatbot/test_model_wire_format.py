@@ -6,6 +6,7 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
+from chatbot import hotpath
 from chatbot.agent.loop import run_turn
 from chatbot.services import current_conversation, store_inbound
 from tests.factories import ContactFactory, SchoolFactory
@@ -53,7 +54,7 @@ async def test_openai_wire_format(httpserver):
     conversation, message = await _conversation()
     with override_settings(LLM_MODEL="openai/gpt-4o-mini", LLM_API_BASE=httpserver.url_for("/v1"),
                            LLM_API_KEY="sk-test-not-a-real-key"):
-        reply = await run_turn(conversation, [message])
+        reply = await run_turn(conversation, [message], hotpath)
 
     first, second = (json.loads(request.get_data()) for request, _ in httpserver.log)
     assert httpserver.log[0][0].headers["Authorization"] == "Bearer sk-test-not-a-real-key"
@@ -108,7 +109,7 @@ async def test_the_last_call_of_a_turn_keeps_the_tools_but_may_only_answer(https
     conversation, message = await _conversation()
     with override_settings(LLM_MODEL="openai/gpt-4o-mini", LLM_API_BASE=httpserver.url_for("/v1"),
                            LLM_API_KEY="sk-test-not-a-real-key", LLM_MAX_CYCLES=2):
-        reply = await run_turn(conversation, [message])
+        reply = await run_turn(conversation, [message], hotpath)
     first, second = (json.loads(request.get_data()) for request, _ in httpserver.log)
     assert (first["tool_choice"], second["tool_choice"]) == ("auto", "none")
     assert second["tools"] == first["tools"]  # the same prefix: only the choice differs
@@ -122,7 +123,7 @@ async def test_a_self_hosted_llama_cpp_server_accepts_the_tool_call_history(http
     conversation, message = await _conversation()
     with override_settings(LLM_MODEL="openai/qwen2.5-7b-instruct", LLM_API_BASE=httpserver.url_for("/v1"),
                            LLM_API_KEY="sk-no-key-required"):
-        reply = await run_turn(conversation, [message])
+        reply = await run_turn(conversation, [message], hotpath)
 
     assert len(httpserver.log) == 2
     assert [response.status_code for _, response in httpserver.log] == [200, 200]

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bookings import services as bookings
+from chatbot import hotpath
 from chatbot.agent import prompt
 from chatbot.agent.memory import ActiveContext
 from chatbot.agent.offline.conversation import parse_facts, read
@@ -74,7 +75,7 @@ def test_history_and_summary_share_the_budget(school):
                        processed_at=timezone.now())
         MessageFactory(conversation=conversation, role=Message.Role.ASSISTANT,
                        text=f"Answer {turn}: our bus partner runs routes across the east, door to door.")
-        chat = prompt.history(conversation, set())
+        chat = prompt.history(conversation, hotpath.earlier_messages(conversation, set()))
         lines = conversation.summary.splitlines()
         assert prompt.count_tokens(chat) + prompt._summary_tokens(lines) <= 300
         assert prompt._summary_tokens(lines) <= 300 * prompt.SUMMARY_SHARE

@@ -5,7 +5,7 @@ never missed: either the release sees it, or the message's own turn takes the lo
 from asgiref.sync import async_to_sync
 
 from chatbot.agent import memory
-from config.redis import get_redis
+from plumbing.redis import get_redis
 
 
 def _lock():

@@ -24,7 +24,7 @@ from django.db import connection
 from django.test import override_settings
 
 from chatbot.models import Message
-from config.redis import reset_clients
+from plumbing.redis import reset_clients
 from tests.chatbot.scripted_model import ScriptedModel, register
 from tests.integrations.conftest import (  # noqa: F401 (fixtures reused by the drills)
     SECRET,

@@ -13,8 +13,8 @@ from chatbot.agent import memory
 from chatbot.channels import worker
 from chatbot.models import Conversation, Message
 from chatbot.tasks import redispatch_stale_inbound
-from config.redis import get_redis
 from crm.models import FailedTask
+from plumbing.redis import get_redis
 from tests.factories import ContactFactory, ConversationFactory, MessageFactory, SchoolFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

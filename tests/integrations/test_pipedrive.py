@@ -228,7 +228,7 @@ def test_a_sync_that_dies_mid_way_is_rerun_without_duplicates(school, parent, pi
     with pytest.raises(Crash):
         sync_contact_to_pipedrive.apply(args=[parent.pk])
     monkeypatch.setattr(PipedriveClient, step, real)
-    from config.redis import get_redis
+    from plumbing.redis import get_redis
 
     get_redis().delete(f"pipedrive:sync:{parent.pk}")  # the dead worker's lock, expired
     sync_contact_to_pipedrive.apply(args=[parent.pk])
@@ -241,7 +241,7 @@ def test_two_syncs_of_one_contact_never_run_at_once(school, parent, pipedrive, n
     settings.PIPEDRIVE_API_TOKEN = ""
     book(school, parent, next_weekday(school, TUESDAY))
     settings.PIPEDRIVE_API_TOKEN = pipedrive.token
-    from config.redis import get_redis
+    from plumbing.redis import get_redis
 
     lock = get_redis().lock(f"pipedrive:sync:{parent.pk}", timeout=60)
     assert lock.acquire(blocking=False)

@@ -95,7 +95,7 @@ def test_table_output_lists_each_benchmark():
 def test_round_trips_counts_queries_and_redis_commands_then_restores_the_clients():
     from django.db import connection
 
-    from config.redis import get_redis
+    from plumbing.redis import get_redis
 
     with RoundTrips() as trips:
         with connection.cursor() as cursor:

@@ -18,8 +18,8 @@ from django.test import override_settings
 from chatbot.agent import memory
 from chatbot.models import Conversation, Message
 from config.asgi import application
-from config.redis import get_redis
 from crm.models import Contact
+from plumbing.redis import get_redis
 from tests.factories import SchoolFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]

@@ -8,7 +8,7 @@ from django.test import override_settings
 
 from chatbot.channels.web.consumer import CLOSE_UNAVAILABLE
 from config.asgi import application
-from config.redis import reset_clients
+from plumbing.redis import reset_clients
 from tests.factories import SchoolFactory
 from tests.faults.conftest import free_port
 

@@ -14,7 +14,7 @@ from django.utils import timezone
 import plumbing.logging as concierge_logging
 from chatbot.models import Conversation, Message, ReasoningStep
 from config.asgi import application
-from config.redis import reset_clients
+from plumbing.redis import reset_clients
 from tests.adminpanel.conftest import groups, reviewer, reviewer_client  # noqa: F401 (fixtures)
 from tests.factories import ContactFactory, ConversationFactory, SchoolFactory
 from tests.integrations import payloads as p

@@ -20,7 +20,7 @@ from chatbot.agent.tools.results import _booking_error, _error
 from chatbot.agent.tools.unread import check_unread_messages
 from chatbot.agent.tools.waitlist import answer_seat_offer, join_waitlist
 from chatbot.text import without_nul
-from config.hops import database_hop
+from plumbing.hops import database_hop
 
 logger = logging.getLogger(__name__)
 

@@ -36,12 +36,12 @@ from chatbot.channels.worker import dispatch
 from chatbot.language import reply_language
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import current_conversation, end_conversation, receive
-from config.hops import database_hop
-from config.redis import get_redis
 from crm.identity import InvalidContactDetail, normalise_email, normalise_phone
 from crm.models import Contact
 from crm.services import find_or_create_contact
+from plumbing.hops import database_hop
 from plumbing.logging import mask_phone
+from plumbing.redis import get_redis
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from chatbot.channels.chatwoot.client import ChatwootClient, configured, contact
 from chatbot.channels.chatwoot.tasks import chatwoot_hand_off, chatwoot_push_contact_context, deliver_chatwoot_message
 from chatbot.channels.outbound import queue_task
 from chatbot.models import Conversation, Message
-from config.hops import database_hop
+from plumbing.hops import database_hop
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 from chatbot.channels.chatwoot.inbound import handle_event, valid_signature
 from chatbot.channels.inbound import Malformed, dead_letter, json_body, malformed
 from chatbot.models import Channel
-from config.hops import database_hop
+from plumbing.hops import database_hop
 
 logger = logging.getLogger(__name__)
 

@@ -37,9 +37,9 @@ from chatbot.channels.inbound import clean, storable
 from chatbot.channels.web.limits import allow_handshake, allow_message, client_address
 from chatbot.models import Channel, Conversation, Message
 from chatbot.services import Received, answer_or_queue, receive
-from config.hops import database_hop
 from crm.models import Contact
 from crm.services import create_web_visitor_contact, find_or_create_contact
+from plumbing.hops import database_hop
 
 logger = logging.getLogger(__name__)
 

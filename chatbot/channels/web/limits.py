@@ -40,7 +40,7 @@ from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
 from redis.exceptions import RedisError
 
-from config.redis import get_async_redis
+from plumbing.redis import get_async_redis
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ _limiters: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[object, M
 def _storage(pool) -> Storage:
     if pool is None:
         return MemoryStorage()
-    # The process's blocking pool (config.redis): a burst of sockets waits for a connection instead of failing
+    # The process's blocking pool (plumbing.redis): a burst of sockets waits for a connection instead of failing
     # with "Too many connections" (which would let the burst through unchecked).
     return RedisStorage(f"async+{settings.REDIS_URL}", implementation="redispy", key_prefix=KEY_PREFIX,
                         connection_pool=pool)

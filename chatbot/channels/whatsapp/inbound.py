@@ -27,10 +27,10 @@ from chatbot.channels.inbound import Malformed, dead_letter, ident, items, obj, 
 from chatbot.channels.worker import dispatch
 from chatbot.models import Channel
 from chatbot.services import receive
-from config.hops import database_hop
 from crm.identity import InvalidContactDetail, normalise_phone
 from crm.models import Contact
 from crm.services import find_or_create_contact
+from plumbing.hops import database_hop
 from plumbing.logging import mask_phone
 
 logger = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ from chatbot.channels.base import TurnObserver
 from chatbot.channels.outbound import queue_task
 from chatbot.channels.whatsapp.tasks import deliver_whatsapp_message
 from chatbot.models import Conversation, Message
-from config.hops import database_hop
+from plumbing.hops import database_hop
 
 
 class WhatsAppObserver(TurnObserver):

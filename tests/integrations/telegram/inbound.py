@@ -8,8 +8,8 @@ from bookings.models import School
 from chatbot.channels.inbound import Malformed, ident, json_body, malformed, obj, string
 from chatbot.channels.worker import dispatch
 from chatbot.services import receive
-from config.hops import database_hop
 from crm.services import find_or_create_contact
+from plumbing.hops import database_hop
 
 NAME = "telegram"
 

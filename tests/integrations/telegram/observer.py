@@ -3,7 +3,7 @@
 from chatbot.channels.base import TurnObserver
 from chatbot.channels.outbound import queue_task
 from chatbot.models import Conversation, Message
-from config.hops import database_hop
+from plumbing.hops import database_hop
 from tests.integrations.telegram.tasks import deliver_telegram_message
 
 

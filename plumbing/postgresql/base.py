@@ -10,7 +10,7 @@ gives its messages back and runs again on another connection
 (`chatbot.services`, tests/faults/test_postgres_drop.py).
 
 Planning is most of what PostgreSQL spends on a turn's small statements (0.1 to 0.5 ms each, against tens of
-microseconds to run them). `prepared_cursor()` (used through `config.rows.hot_cursor`) binds parameters on the
+microseconds to run them). `prepared_cursor()` (used through `plumbing.rows.hot_cursor`) binds parameters on the
 server, so psycopg prepares a statement a connection has run DB_PREPARE_THRESHOLD times, and the connection
 runs prepared statements with their generic plan (`plan_cache_mode`), planned once. Django's own cursors bind
 on the client and are never prepared, so the setting touches only the hot path's statements, whose plans do

@@ -7,40 +7,25 @@ imports of heavy libraries (tests/test_startup.py) are imports of libraries, not
 
 import pytest
 
-from tools.house import ROOT, Import, read_house
+from tools.house import Import, read_house
 
 MAX_ARROWS_BACK_UP = 6
-
-# Until the merge of w29-channels (chatbot/channels/ as packages) the channels circle is still there.
-channels_circle = pytest.mark.xfail(
-    any(module.startswith("chatbot.channels.") for circle in read_house().circles() for module in circle),
-    strict=True,
-    reason="the chatbot/channels circle: w29-channels removes it",
-)
-
 
 @pytest.fixture(scope="module")
 def house():
     return read_house()
 
 
-@channels_circle
 def test_no_import_circle(house):
     assert house.circles() == []
 
 
-@channels_circle
 def test_no_import_inside_a_function_closes_a_circle(house):
     """Each project import inside a function, were it at module level, would leave the graph without a circle."""
     dodging = [i for i in house.project_imports_in_functions() if i.source in house.reachable(i.target)]
     assert dodging == []
 
 
-@pytest.mark.xfail(
-    (ROOT / "config" / "rows.py").exists(),
-    strict=True,
-    reason="config/rows, hops, redis and transactions are plumbing still in config/ (w29-sql moves them)",
-)
 def test_at_most_six_arrows_back_up(house):
     back_up = [f"{i.source} -> {i.target}" for i in house.back_up()]
     assert len(back_up) <= MAX_ARROWS_BACK_UP, back_up

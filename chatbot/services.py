@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 
 from bookings.models import School
 from chatbot import handoff, hotpath, language, outcomes
-from chatbot.agent import loop, memory
+from chatbot.agent import drafts, loop, memory, model
 from chatbot.channels.base import observer_for
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 from chatbot.text import without_nul
@@ -454,8 +454,9 @@ async def _tell(what: str, call: Awaitable) -> None:
 
 class _Frames:
     """A turn's frames to the parent's channel, in order: typing (sent alongside the model's first call), the
-    reasoning steps the loop streams as progress (`chatbot.agent.loop`), the reply. Each waits for the one
-    before; the turn does not wait for them until its reply."""
+    reasoning steps the loop streams as progress (`chatbot.agent.loop`), the answer's draft as a hosted model
+    writes it (a channel that shows drafts: `chatbot.agent.drafts`), the reply. Each waits for the one before;
+    the turn does not wait for them until its reply."""
 
     def __init__(self, conversation: Conversation) -> None:
         self.observer, self.conversation = observer_for(conversation.channel), conversation
@@ -475,9 +476,21 @@ class _Frames:
     async def steps(self, steps: list[dict]) -> None:
         await self._send("reasoning steps", lambda: self.observer.steps(self.conversation, steps))
 
-    async def reply(self, message: Message, steps: list[dict], looked_up: object = None) -> None:
+    def draft(self, frame: Callable[[], dict | None]) -> None:
+        """A draft's frame, made when its turn comes (`drafts.FrameSender`); the model's stream does not wait."""
+        self._send("the draft", lambda: self._draft(frame()))
+
+    async def _draft(self, payload: dict | None) -> None:
+        if payload is not None:
+            await self.observer.draft(self.conversation, payload)
+
+    def drafts(self) -> drafts.Draft | None:
+        """The turn's draft, if its channel shows one and the model streams (a hosted model)."""
+        return drafts.Draft(self.draft) if self.observer.shows_drafts and model.streams() else None
+
+    async def reply(self, message: Message, steps: list[dict], looked_up: object = None, draft: str = "") -> None:
         await self._send("the reply", lambda: self.observer.turn_reply(self.conversation, message, steps,
-                                                                       looked_up))
+                                                                       looked_up, draft=draft))
 
     async def failed(self) -> None:
         await self._send("typing", lambda: self.observer.typing(self.conversation, False))
@@ -486,12 +499,14 @@ class _Frames:
 async def _answer(conversation: Conversation, turn: loop.Turn, release: _ReleaseAndLook) -> Message:
     frames = _Frames(conversation)
     release.lookup = frames.observer.reply_lookup(conversation)
+    draft = frames.drafts()
     try:
-        finished = await loop.run_prepared(turn, on_steps=frames.steps, after_finish=release)
+        finished = await loop.run_prepared(turn, on_steps=frames.steps, after_finish=release, draft=draft)
     except BaseException:
         await frames.failed()
         raise
-    await frames.reply(finished.reply, finished.steps, finished.after)
+    await frames.reply(finished.reply, finished.steps, finished.after,
+                       draft.outcome(finished.reply.text) if draft else "")
     return finished.reply
 
 

@@ -124,7 +124,7 @@ async def settled(contact_filter: dict, timeout: float = TIMEOUT) -> None:
 
 async def test_session_frame_gives_a_new_visitor_a_token(school):
     comm, session = await open_chat(school.slug)
-    assert session["protocol"] == 2
+    assert session["protocol"] == 3
     assert session["new_visitor"] is True
     assert session["school"] == {"slug": school.slug, "name": school.name}
     assert session["max_message_chars"] == settings.CHAT_MAX_MESSAGE_CHARS

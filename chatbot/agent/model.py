@@ -16,6 +16,7 @@ for tools stops writing to the draft and drops what it wrote; a stream that
 breaks drops it too, and the retry (or the offline policy) answers instead.
 """
 
+import contextlib
 import importlib
 import logging
 import os
@@ -96,6 +97,34 @@ def litellm_module():
             litellm.callbacks = [*litellm.callbacks, "langsmith"]
         _litellm = litellm
     return _litellm
+
+
+def warm_up_hosted(tools: list[dict]) -> None:
+    """A hosted model's first call, minus the network, at a serving process's start: litellm and the OpenAI SDK
+    import most of what a call needs on the first one (its MCP handling when tools are sent, the SDK's resources,
+    the stream's builder: about 2 s, which the first parent of every process waited for). A mock answer
+    (litellm's `mock_response`, untraced) goes through the same code; nothing leaves the process."""
+    model = settings.LLM_MODEL
+    if not streams(model):
+        return
+    try:
+        _mock_call(litellm_module(), model, tools)
+    except Exception as exc:  # e.g. a model string litellm does not know: its turns fall back, the server starts
+        logger.warning("warming up %s failed (%s: %s); its first call loads what it needs", model,
+                       type(exc).__name__, exc)
+
+
+def _mock_call(litellm, model: str, tools: list[dict]) -> None:
+    messages = [{"role": "user", "content": "warming up"}]
+    stream = litellm.completion(model=model, messages=messages, tools=tools, stream=True, api_key="warm-up",
+                                stream_options={"include_usage": True}, mock_response="warming up",
+                                **{"no-log": True})  # not a call to trace (LangSmith)
+    response = litellm.stream_chunk_builder(list(stream), messages=messages)
+    with contextlib.suppress(Exception):  # a model without a known price: as in a real call
+        litellm.completion_cost(completion_response=response)
+    import openai  # litellm's own SDK, loaded with it just now (a process without a hosted model never loads it)
+
+    openai.AsyncOpenAI(api_key="warm-up").chat.completions  # noqa: B018 (the SDK imports its resources on use)
 
 
 def _tool_calls(message) -> list[dict]:

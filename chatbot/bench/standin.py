@@ -13,6 +13,7 @@ request on is real.
 """
 
 import json
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -76,8 +77,7 @@ class StandIn:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 stand_in.answer(self, body)
 
-        self.server = ThreadingHTTPServer((LOCALHOST, 0), Handler)
-        self.server.daemon_threads = True
+        self.server = _Server((LOCALHOST, 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, name="model-stand-in", daemon=True)
 
     @property
@@ -199,6 +199,15 @@ class StandIn:
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
         handler.wfile.write(body.encode())
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address) -> None:
+        """A client that closes its kept-alive connection is no error worth a traceback on stderr."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Chunked:

@@ -10,6 +10,8 @@ from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 
 from chatbot.agent.drafts import Draft
+from chatbot.agent.model import warm_up_hosted
+from chatbot.agent.tools import all_schemas
 from chatbot.bench.standin import PROMPT_TOKENS, Break, Call, Say, StandIn
 from chatbot.models import Message
 from config.asgi import application
@@ -157,3 +159,12 @@ def test_a_draft_coalesces_pieces_written_while_one_is_on_its_way_and_says_what_
     draft.drop("interrupted")
     assert draft.outcome("Next") == "replaced"  # an interrupted draft stays on screen until the reply
 
+
+
+def test_a_serving_process_loads_a_hosted_models_first_call_at_start_without_calling_it(caplog):
+    with StandIn([Say(ANSWER)]) as stand_in, hosted(stand_in):
+        warm_up_hosted(all_schemas())
+        assert stand_in.requests == []  # a mock answer: nothing left the process
+    with override_settings(LLM_MODEL="nosuchprovider/model"):
+        warm_up_hosted(all_schemas())  # a model litellm does not know: the server starts all the same
+    assert "warming up nosuchprovider/model failed" in caplog.text

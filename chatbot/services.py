@@ -166,13 +166,23 @@ def _store_and_take(school: School, contact: Contact, channel: str, text: str, c
     school_id, contact_id = conversation.school_id, conversation.contact_id
     taken, context = _acquire_now(lock, school_id, contact_id, memory.queue_entry(message.pk, message.text))
     start = Start(taken, lock, context)
-    if taken and settings.CHAT_BURST_WINDOW_SECONDS == 0:
+    if taken and burst_window(channel) == 0:
         start.opened_now = True
         try:
             start.opened = _open_turn(school_id, contact_id, conversation, context)
         except Exception as exc:  # raised in `run_pending_turns`, where the lock is released
             start.error = exc
     return received, start
+
+
+def burst_window(channel: str) -> float:
+    """How long a turn waits for more fragments of a burst before it reads them: CHAT_BURST_WINDOW_SECONDS, or
+    where the answer is streamed (a channel that shows drafts, a hosted model) CHAT_STREAMED_BURST_WINDOW_SECONDS
+    if shorter. A fragment that lands after the window is taken into the turn all the same (`chatbot.agent.loop`:
+    the answer is written again for everything, its draft dropped as "more_messages")."""
+    if observer_for(channel).shows_drafts and model.streams():
+        return min(settings.CHAT_BURST_WINDOW_SECONDS, settings.CHAT_STREAMED_BURST_WINDOW_SECONDS)
+    return settings.CHAT_BURST_WINDOW_SECONDS
 
 
 async def answer_or_queue(received: Received, start: Start | None = None) -> None:
@@ -294,7 +304,7 @@ async def run_pending_turns(school_id: int, contact_id: int, conversation: Conve
     (later batches read theirs: a turn may have changed the contact).
     """
     failures = 0
-    burst = settings.CHAT_BURST_WINDOW_SECONDS
+    burst = burst_window(conversation.channel) if conversation is not None else settings.CHAT_BURST_WINDOW_SECONDS
     first = True
     while True:
         if start is not None:

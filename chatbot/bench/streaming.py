@@ -92,12 +92,8 @@ def _median(values: list[float]) -> float:
 def run(ctx: Context) -> Result:
     result = Result(NAME, TITLE)
     with StandIn([Say(ANSWER, seconds=MODEL_SECONDS)]) as stand_in, bench_school(ctx, NAME) as school:
-        env = server_env(
-            LLM_MODEL="openai/standin",
-            LLM_API_BASE=stand_in.api_base,
-            LLM_API_KEY="sk-local",
-            CHAT_BURST_WINDOW_SECONDS="0",
-        )
+        # the burst windows as configured (CHAT_STREAMED_BURST_WINDOW_SECONDS): part of the wait a parent sees
+        env = server_env(LLM_MODEL="openai/standin", LLM_API_BASE=stand_in.api_base, LLM_API_KEY="sk-local")
         ctx.progress.say(f"streaming: {TURNS} turns, a {WORDS}-word answer over {MODEL_SECONDS:g} s")
         with servers(Uvicorn(env, 1)) as (server,):
             turns = async_to_sync(_conversation)(server, school.slug)

@@ -494,7 +494,7 @@ class _Frames:
         if payload is not None:
             await self.observer.draft(self.conversation, payload)
 
-    def drafts(self) -> drafts.Draft | None:
+    def new_draft(self) -> drafts.Draft | None:
         """The turn's draft, if its channel shows one and the model streams (a hosted model)."""
         return drafts.Draft(self.draft) if self.observer.shows_drafts and model.streams() else None
 
@@ -509,7 +509,7 @@ class _Frames:
 async def _answer(conversation: Conversation, turn: loop.Turn, release: _ReleaseAndLook) -> Message:
     frames = _Frames(conversation)
     release.lookup = frames.observer.reply_lookup(conversation)
-    draft = frames.drafts()
+    draft = frames.new_draft()
     try:
         finished = await loop.run_prepared(turn, on_steps=frames.steps, after_finish=release, draft=draft)
     except BaseException:

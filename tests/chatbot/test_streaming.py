@@ -123,6 +123,26 @@ async def test_a_stream_that_breaks_is_replaced_by_the_fallbacks_answer_and_the_
     assert await _db(lambda: stored.steps.filter(kind="think", content__contains="failed twice").exists())
 
 
+async def test_a_message_written_while_the_answer_streams_is_answered_with_it_and_the_draft_written_again(school):
+    with StandIn([Say(ANSWER, seconds=1.0), Say("Both answered.")]) as stand_in, hosted(stand_in):
+        comm = await open_chat(school.slug)
+        await send_message(comm, "Any tours next week?", "c1")
+        frames = await frames_until(comm, lambda frame, frames: frame["type"] == "reply_delta")
+        await send_message(comm, "And is there a school bus?", "c2")
+        frames += await frames_until(comm, reply_count(1))
+        await settled({"school": school})
+        await comm.disconnect()
+
+    assert [f for f in frames if f["type"] == "reply_dropped"] == [
+        {"type": "reply_dropped", "draft": 1, "reason": "more_messages"}]
+    [reply] = replies(frames)
+    assert "".join(p["text"] for p in deltas(frames, 2)) == "Both answered." == reply["text"]
+    assert reply["draft"] == "kept"
+    assert (await stored_reply()).text == "Both answered."  # one reply, for both messages
+    asked = [m["content"] for m in stand_in.requests[-1]["messages"] if m["role"] == "user"]
+    assert asked[-2:] == ["Any tours next week?", "And is there a school bus?"]
+
+
 async def test_a_widget_of_protocol_2_gets_no_draft_and_the_same_reply(school):
     frames, stand_in = await converse(school, [Say(ANSWER)], protocol=None)
 

@@ -195,8 +195,11 @@ async def _streamed(litellm, kwargs: dict, draft: Draft):
         elif delta.content:
             draft.write(delta.content)
     response = litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
-    if response is None or not response.choices:
-        raise ValueError("the stream ended with no answer")
+    message = response.choices[0].message if response is not None and response.choices else None
+    if message is None or not (message.content or message.tool_calls):
+        # litellm ends every stream with a finish reason of its own: a body that was no event stream at all
+        # (a malformed one) reads as an empty answer
+        raise ValueError("the stream carried no answer")
     return response
 
 

@@ -22,7 +22,7 @@ from redis.exceptions import RedisError
 
 from bookings.models import School
 from chatbot import hotpath, language, outcomes
-from chatbot.agent import loop, memory
+from chatbot.agent import drafts, loop, memory, model
 from chatbot.channels.registry import observer_for, staffed
 from chatbot.models import Conversation, FaqEntry, Message, ReasoningStep
 from chatbot.text import without_nul
@@ -173,13 +173,23 @@ def _store_and_take(school: School, contact: Contact, channel: str, text: str, c
     school_id, contact_id = conversation.school_id, conversation.contact_id
     taken, context = _acquire_now(lock, school_id, contact_id, memory.queue_entry(message.pk, message.text))
     start = Start(taken, lock, context)
-    if taken and settings.CHAT_BURST_WINDOW_SECONDS == 0:
+    if taken and burst_window(channel) == 0:
         start.opened_now = True
         try:
             start.opened = _open_turn(school_id, contact_id, received, context)
         except TurnNotOpened as failed:  # the lock this hop took is released by `run_pending_turns`
             start.not_opened = failed
     return received, start
+
+
+def burst_window(channel: str) -> float:
+    """How long a turn waits for more fragments of a burst before it reads them: CHAT_BURST_WINDOW_SECONDS, or
+    where the answer is streamed (a channel that shows drafts, a hosted model) CHAT_STREAMED_BURST_WINDOW_SECONDS
+    if shorter. A fragment that lands after the window is taken into the turn all the same (`chatbot.agent.loop`:
+    the answer is written again for everything, its draft dropped as "more_messages")."""
+    if observer_for(channel).shows_drafts and model.streams():
+        return min(settings.CHAT_BURST_WINDOW_SECONDS, settings.CHAT_STREAMED_BURST_WINDOW_SECONDS)
+    return settings.CHAT_BURST_WINDOW_SECONDS
 
 
 async def answer_or_queue(received: Received, start: Start | None = None) -> None:
@@ -320,7 +330,8 @@ async def run_pending_turns(school_id: int, contact_id: int, received: Received 
     conversation again (later batches read theirs: a turn may have changed the contact).
     """
     failures = 0
-    burst = settings.CHAT_BURST_WINDOW_SECONDS
+    burst = (burst_window(received.conversation.channel) if received is not None
+             else settings.CHAT_BURST_WINDOW_SECONDS)
     first = True
     while True:
         if start is not None:
@@ -495,8 +506,9 @@ async def _tell(what: str, call: Awaitable) -> None:
 
 class _Frames:
     """A turn's frames to the parent's channel, in order: typing (sent alongside the model's first call), the
-    reasoning steps the loop streams as progress (`chatbot.agent.loop`), the reply. Each waits for the one
-    before; the turn does not wait for them until its reply."""
+    reasoning steps the loop streams as progress (`chatbot.agent.loop`), the answer's draft as a hosted model
+    writes it (a channel that shows drafts: `chatbot.agent.drafts`), the reply. Each waits for the one before;
+    the turn does not wait for them until its reply."""
 
     def __init__(self, conversation: Conversation) -> None:
         self.observer, self.conversation = observer_for(conversation.channel), conversation
@@ -516,9 +528,21 @@ class _Frames:
     async def steps(self, steps: list[dict]) -> None:
         await self._send("reasoning steps", lambda: self.observer.steps(self.conversation, steps))
 
-    async def reply(self, message: Message, steps: list[dict], looked_up: object = None) -> None:
+    def draft(self, frame: Callable[[], dict | None]) -> None:
+        """A draft's frame, made when its turn comes (`drafts.FrameSender`); the model's stream does not wait."""
+        self._send("the draft", lambda: self._draft(frame()))
+
+    async def _draft(self, payload: dict | None) -> None:
+        if payload is not None:
+            await self.observer.draft(self.conversation, payload)
+
+    def new_draft(self) -> drafts.Draft | None:
+        """The turn's draft, if its channel shows one and the model streams (a hosted model)."""
+        return drafts.Draft(self.draft) if self.observer.shows_drafts and model.streams() else None
+
+    async def reply(self, message: Message, steps: list[dict], looked_up: object = None, draft: str = "") -> None:
         await self._send("the reply", lambda: self.observer.turn_reply(self.conversation, message, steps,
-                                                                       looked_up))
+                                                                       looked_up, draft=draft))
 
     async def failed(self) -> None:
         await self._send("typing", lambda: self.observer.typing(self.conversation, False))
@@ -527,12 +551,14 @@ class _Frames:
 async def _answer(conversation: Conversation, turn: loop.Turn, release: _ReleaseAndLook) -> Message:
     frames = _Frames(conversation)
     release.lookup = frames.observer.reply_lookup(conversation)
+    draft = frames.new_draft()
     try:
-        finished = await loop.run_prepared(turn, on_steps=frames.steps, after_finish=release)
+        finished = await loop.run_prepared(turn, on_steps=frames.steps, after_finish=release, draft=draft)
     except BaseException:
         await frames.failed()
         raise
-    await frames.reply(finished.reply, finished.steps, finished.after)
+    await frames.reply(finished.reply, finished.steps, finished.after,
+                       draft.outcome(finished.reply.text) if draft else "")
     return finished.reply
 
 

@@ -22,12 +22,14 @@ logger = logging.getLogger(__name__)
 def warm_up() -> None:
     """Load the language detector, the tool schemas (langchain-core), the offline policy's date reader
     (dateparser; the fallback of every model), the tokenizer that bounds a prompt's history (litellm's, with
-    its encoding: about 5 s, paid by the first turn of a conversation with history) and the configured model."""
+    its encoding: about 5 s, paid by the first turn of a conversation with history) and the configured model
+    (a hosted one: what its first call loads, about 2 s, `model.warm_up_hosted`)."""
     started = time.perf_counter()
     language.warm_up()
-    tools.all_schemas()
+    schemas = tools.all_schemas()
     when.warm_up()
     prompt.count_tokens([{"role": "user", "content": "warming up"}])
     model.local_model(settings.LLM_MODEL)
+    model.warm_up_hosted(schemas)
     logger.info("warm-up: language detector, tool schemas, date reader, tokenizer and model loaded in %.1f s",
                 time.perf_counter() - started)

@@ -216,6 +216,9 @@ CHAT_HANDSHAKES_PER_ADDRESS_PER_MINUTE = env.int("CHAT_HANDSHAKES_PER_ADDRESS_PE
 CHAT_ALLOWED_ORIGINS = env.list("CHAT_ALLOWED_ORIGINS", default=[])
 # A burst of fragments typed within this window is answered with one reply.
 CHAT_BURST_WINDOW_SECONDS = env.float("CHAT_BURST_WINDOW_SECONDS", default=0.8)
+# The window where the answer is streamed (the web chat, a hosted model): the parent reads along from the first
+# words, so the turn starts sooner; a fragment that lands later is taken into the turn and answered with the rest.
+CHAT_STREAMED_BURST_WINDOW_SECONDS = env.float("CHAT_STREAMED_BURST_WINDOW_SECONDS", default=0.3)
 # A tool round's reasoning steps are stored and sent as progress when the turn has not answered within this after
 # the round; a turn that answers sooner stores them with its answer and sends them with its reply (chatbot.agent.loop).
 CHAT_PROGRESS_AFTER_SECONDS = env.float("CHAT_PROGRESS_AFTER_SECONDS", default=0.15)

@@ -254,11 +254,12 @@ class Finished:
 
 
 async def run_prepared(turn: Turn, on_steps: StepsCallback | None = None,
-                       after_finish: AfterFinish | None = None) -> Finished:
+                       after_finish: AfterFinish | None = None, draft: model.Draft | None = None) -> Finished:
     """Phases 2 and 3 of a prepared turn, in the parent's language; each tool cycle's steps go to `on_steps`
-    once stored."""
+    once stored. `draft`: a hosted model's answer is streamed there as it is written (`chatbot.agent.drafts`);
+    the reply stored is the whole answer, whatever the draft showed."""
     with translation.override(reply_language(turn.conversation.school, turn.conversation.contact)):
-        return await _run_prepared(turn, on_steps, after_finish)
+        return await _run_prepared(turn, on_steps, after_finish, draft)
 
 
 class _Steps:
@@ -312,7 +313,8 @@ class _Steps:
         return [step_payload(step) for step in steps]
 
 
-async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish: AfterFinish | None) -> Finished:
+async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish: AfterFinish | None,
+                        draft: model.Draft | None) -> Finished:
     steps = _Steps(turn, on_steps)
     calls: list[dict] = []
     unread = False  # a message arrived during the last tool cycle (looked up while its steps were stored)
@@ -325,7 +327,7 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             if cycle > 1:
                 turn.refresh_system(settings.LLM_MAX_CYCLES - cycle + 1)
             answer = await model.complete(turn.messages, tools.all_schemas(),
-                                          answer_only=cycle == settings.LLM_MAX_CYCLES)
+                                          answer_only=cycle == settings.LLM_MAX_CYCLES, draft=draft)
             turn.count(answer)
             if answer.fallback_reason:
                 steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, answer.fallback_reason,
@@ -345,6 +347,8 @@ async def _run_prepared(turn: Turn, on_steps: StepsCallback | None, after_finish
             if isinstance(concluded, Finished):
                 return concluded
             unread = turn.unread = False  # taken in just now
+            if draft is not None:  # the answer shown is written again, for every message
+                draft.drop("more_messages")
             turn.messages.extend({"role": "user", "content": m.text} for m in concluded.messages)
             steps.pending.append(turn.step(cycle, ReasoningStep.Kind.THINK, f"{len(concluded.messages)} more "
                                            "message(s) arrived; answering everything together.", model=answer.model))

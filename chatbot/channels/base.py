@@ -10,6 +10,8 @@ from chatbot.models import Conversation, Message
 class TurnObserver:
     """Does nothing by default; channels override what they can show."""
 
+    shows_drafts = False  # the answer's text as a hosted model writes it (`draft`): the web chat only
+
     async def typing(self, conversation: Conversation, active: bool) -> None:
         return None
 
@@ -20,6 +22,10 @@ class TurnObserver:
         """The reasoning steps of one tool cycle, stored together; by default one `step` each."""
         for step in steps:
             await self.step(conversation, step)
+
+    async def draft(self, conversation: Conversation, frame: dict) -> None:
+        """A frame of the answer's draft (`chatbot.agent.drafts`), for a channel that `shows_drafts`."""
+        return None
 
     async def queued(self, conversation: Conversation, message: Message) -> None:
         return None
@@ -33,10 +39,11 @@ class TurnObserver:
         return None
 
     async def turn_reply(self, conversation: Conversation, message: Message, steps: list[dict],
-                         looked_up: list[str] | None = None) -> None:
+                         looked_up: list[str] | None = None, draft: str = "") -> None:
         """A turn's end: its last steps, typing off, its reply (`looked_up`: what `reply_lookup` asked for, if
-        read). A channel that can say all three at once overrides this; here each part is tried even when one
-        before it failed (typing is best effort)."""
+        read; `draft`: what the reply is to the draft shown, `drafts.Draft.outcome`). A channel that can say all
+        three at once overrides this; here each part is tried even when one before it failed (typing is best
+        effort)."""
         failure: Exception | None = None
         for part in (lambda: self.steps(conversation, steps), lambda: self.typing(conversation, False),
                      lambda: self.reply(conversation, message)):

@@ -15,6 +15,7 @@ BENCHMARKS = (
     "booking_race",
     "memory",
     "console",
+    "streaming",
 )
 
 

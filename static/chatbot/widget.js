@@ -1,5 +1,5 @@
 /*!
- * School tour concierge: the web chat widget (protocol v2).
+ * School tour concierge: the web chat widget (protocol v3: a hosted model's answer shows as it is written).
  *
  *   <script src="https://host/static/chatbot/widget.js" data-school="tampines" defer></script>
  *
@@ -24,7 +24,7 @@
 (function () {
   "use strict";
 
-  var PROTOCOL = 2;
+  var PROTOCOL = 3;
   var PING_EVERY_MS = 25000;
   var PONG_TIMEOUT_MS = 10000;
   var BACKOFF_FIRST_MS = 500;
@@ -308,6 +308,7 @@
   var rendered = {};                // message id -> node
   var reasoningFor = {};            // assistant message id -> reasoning node (kept across history re-renders)
   var liveReasoning = null;         // the reasoning node of the turn in progress
+  var draft = null;                 // the answer being written: {number, node, text, stale} (protocol 3)
   var unread = 0;
   var isOpen = options.mode === "page";
   var statusText = "";
@@ -651,6 +652,54 @@
     if (typingRow.hidden) pending.hidden = true;
   }
 
+  // --- the answer as it is written (protocol 3) -------------------------------------------------------
+
+  function removeDraft() {
+    if (draft && draft.node.parentNode) draft.node.parentNode.removeChild(draft.node);
+    draft = null;
+  }
+
+  function onDelta(frame) {
+    if (!draft || draft.number !== frame.draft) {
+      if (frame.at !== 0) return;  // opened in the middle of it: the reply will say it all
+      removeDraft();
+      // read by screen readers once, as the reply: not word by word
+      draft = { number: frame.draft, node: attrs(messageNode("assistant", "", null), { "aria-hidden": "true" }),
+        text: "", stale: false };
+      draft.node.classList.add("stc-msg-draft");
+      welcome.hidden = true;
+      appendToLog(draft.node);
+    }
+    if (draft.stale || frame.at !== draft.text.length) return;  // a piece went missing: the reply says it all
+    draft.text += frame.text;
+    draft.node.querySelector(".stc-bubble").textContent = draft.text;
+    scrollToEnd(false);
+  }
+
+  var DROPPED = { interrupted: gettext_noop("Interrupted \u2014 answering again\u2026"),
+    more_messages: gettext_noop("You wrote again \u2014 answering everything together\u2026") };
+
+  function onDropped(frame) {
+    if (!draft || draft.number !== frame.draft) return;
+    if (!DROPPED[frame.reason]) {  // the model turned to its tools: that text was not the answer
+      removeDraft();
+      return;
+    }
+    draft.stale = true;
+    draft.node.classList.add("stc-msg-draft-stale");
+    draft.node.querySelector(".stc-delivery").textContent = gettext(DROPPED[frame.reason]);
+  }
+
+  function replaceDraft(frame, node) {
+    // the reply is the answer: it takes the draft's place, and says so when its text is not the one shown
+    var replaced = draft !== null && frame.draft !== "kept";
+    removeDraft();
+    if (replaced) {
+      var said = gettext("This reply replaces the answer shown while it was being written.");
+      node.insertBefore(el("p", "stc-replaced", said), node.querySelector(".stc-meta"));
+    }
+  }
+
   // --- sending -------------------------------------------------------------------------------------
 
   function send(text) {
@@ -765,7 +814,9 @@
     // reasoning steps; it ends the typing indicator (protocol 2)
     setLanguage(frame);
     if (frame.steps) frame.steps.forEach(addStep);
+    var fresh = !(frame.id && rendered[frame.id]);
     var node = renderMessage(frame, false);
+    if (frame.role === "assistant" && fresh) replaceDraft(frame, node);
     if (frame.role === "assistant" && frame.id) claimReasoning(frame.id, node);
     if (frame.steps) setTyping(false);
     // everything the parent sent before this reply has been answered
@@ -797,6 +848,7 @@
     if (conversationId !== frame.conversation_id || frame.new_visitor) reasoningFor = {};
     conversationId = frame.conversation_id;
     rendered = {};
+    draft = null;  // a draft on screen goes with the rest: the reply is in the history, or comes live
     Array.prototype.slice.call(messages.children).forEach(function (child) {
       if (child !== welcome && child !== pending) messages.removeChild(child);
     });
@@ -823,6 +875,8 @@
       case "typing": setTyping(Boolean(frame.active)); break;
       case "reasoning_steps": (frame.steps || []).forEach(addStep); break;
       case "message": onReply(frame); break;
+      case "reply_delta": onDelta(frame); break;
+      case "reply_dropped": onDropped(frame); break;
       case "queued": onQueued(frame); break;
       case "error": onError(frame); break;
       case "pong": clearTimeout(pongTimer); break;
@@ -837,7 +891,7 @@
     if (stopped) return;
     clearTimeout(reconnectTimer);
     var token = load(storageKey);
-    var url = wsUrl + (token ? "?visitor=" + encodeURIComponent(token) : "");
+    var url = wsUrl + "?protocol=" + PROTOCOL + (token ? "&visitor=" + encodeURIComponent(token) : "");
     setState(attempt ? "reconnecting" : "connecting",
       attempt ? gettext_noop("Reconnecting\u2026") : gettext_noop("Connecting\u2026"));
     var ws;

@@ -67,9 +67,9 @@ class ForkedDaphne(DaphneProcess):
         super().run()
 
 
-@pytest.mark.browser
-@pytest.mark.usefixtures("chrome")
-class TestChatInTheBrowser(ChannelsLiveServerTestCase):
+class BrowserChat(ChannelsLiveServerTestCase):
+    """The live server and the page's helpers (tests/browser/test_streaming_browser.py uses them too)."""
+
     host = "127.0.0.1"  # in ALLOWED_HOSTS, so the websocket origin check passes
     serve_static = True
     ProtocolServerProcess = ForkedDaphne
@@ -142,6 +142,10 @@ class TestChatInTheBrowser(ChannelsLiveServerTestCase):
         self.wait(lambda d: len(self.replies()) > before, REPLY_WAIT, f"no reply to {text!r}")
         return self.last_reply_text()
 
+
+@pytest.mark.browser
+@pytest.mark.usefixtures("chrome")
+class TestChatInTheBrowser(BrowserChat):
     # --- the full-page chat: a booking from start to finish ------------------------------
 
     def test_parent_books_a_tour_in_the_full_page_chat_and_sees_it_after_reload(self):

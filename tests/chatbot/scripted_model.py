@@ -3,18 +3,43 @@
 The loop calls `litellm.acompletion("scripted/test", ...)` exactly as it would a
 hosted model; each call takes the next scripted step (an answer, tool calls, or
 an exception to raise; "delay": seconds it takes) and records the messages it was sent.
+Where the loop streams (the web chat), it is streamed (`Streamed`): a hosted model's stream, made of the answer.
 """
 
 import asyncio
 import json
 import uuid
+from collections.abc import AsyncIterator
 
 import litellm
 from litellm import CustomLLM
-from litellm.types.utils import ChatCompletionMessageToolCall, Function, ModelResponse, Usage
+from litellm.types.utils import ChatCompletionMessageToolCall, Function, GenericStreamingChunk, ModelResponse, Usage
+
+from quality.bench.standin import pieces
 
 
-class ScriptedModel(CustomLLM):
+class Streamed:
+    """A CustomLLM's `acompletion` streamed as a hosted model streams it: the text word by word, then the tool
+    calls, then the end with the usage."""
+
+    async def astreaming(self, *args, **kwargs) -> AsyncIterator[GenericStreamingChunk]:
+        response = await self.acompletion(*args, **kwargs)
+        choice = response.choices[0]
+        for piece in pieces(choice.message.content) if choice.message.content else []:
+            yield GenericStreamingChunk(text=piece, tool_use=None, is_finished=False, finish_reason="", usage=None,
+                                        index=0)
+        for index, call in enumerate(choice.message.tool_calls or []):
+            yield GenericStreamingChunk(text="", is_finished=False, finish_reason="", usage=None, index=0, tool_use={
+                "id": call.id, "type": "function", "index": index,
+                "function": {"name": call.function.name, "arguments": call.function.arguments}})
+        usage = getattr(response, "usage", None) or Usage(prompt_tokens=0, completion_tokens=0, total_tokens=0)
+        yield GenericStreamingChunk(text="", tool_use=None, is_finished=True, finish_reason=choice.finish_reason,
+                                    index=0, usage={"prompt_tokens": usage.prompt_tokens,
+                                                    "completion_tokens": usage.completion_tokens,
+                                                    "total_tokens": usage.total_tokens})
+
+
+class ScriptedModel(Streamed, CustomLLM):
     def __init__(self) -> None:
         super().__init__()
         self.script: list = []

@@ -18,12 +18,13 @@ from litellm.types.utils import ModelResponse
 from chatbot.agent.memory import ActiveContext
 from chatbot.models import Message
 from chatbot.services import receive
+from tests.chatbot.scripted_model import Streamed
 from tests.factories import ContactFactory, SchoolFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
-class SlowEchoModel(CustomLLM):
+class SlowEchoModel(Streamed, CustomLLM):
     """Takes `delay` seconds per call and echoes the parent messages of the turn; records each call's span."""
 
     def __init__(self, delay: float) -> None:

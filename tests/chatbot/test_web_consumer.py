@@ -25,7 +25,7 @@ from chatbot.models import Conversation, Message
 from config.asgi import application
 from crm.models import Contact
 from tests.chatbot import scripted_model
-from tests.chatbot.scripted_model import register
+from tests.chatbot.scripted_model import Streamed, register
 from tests.factories import SchoolFactory
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
@@ -124,7 +124,7 @@ async def settled(contact_filter: dict, timeout: float = TIMEOUT) -> None:
 
 async def test_session_frame_gives_a_new_visitor_a_token(school):
     comm, session = await open_chat(school.slug)
-    assert session["protocol"] == 2
+    assert session["protocol"] == 3
     assert session["new_visitor"] is True
     assert session["school"] == {"slug": school.slug, "name": school.name}
     assert session["max_message_chars"] == settings.CHAT_MAX_MESSAGE_CHARS
@@ -423,7 +423,7 @@ async def test_a_message_past_the_burst_is_refused_and_says_when_to_send_it_agai
 # --- a message while a turn runs ----------------------------------------------------------------
 
 
-class GatedModel(CustomLLM):
+class GatedModel(Streamed, CustomLLM):
     """Holds its first answer until the test opens the gate; answers by echoing the parent messages it saw."""
 
     def __init__(self) -> None:

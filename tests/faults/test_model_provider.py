@@ -33,6 +33,20 @@ def completion(content: str | None = None, tool_calls: list[tuple[str, str]] = (
             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
 
 
+def events(body: dict) -> bytes:
+    """A chat.completion body as the OpenAI API streams it: server-sent chunks (the text, each tool call), the
+    finish reason, the usage, `[DONE]`."""
+    choice = body["choices"][0]
+    message = choice["message"]
+    deltas = [{"role": "assistant", "content": message.get("content") or ""}]
+    deltas += [{"tool_calls": [{"index": n, **call}]} for n, call in enumerate(message.get("tool_calls") or [])]
+    chunk = {key: body[key] for key in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+    lines = [chunk | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
+    lines += [chunk | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+              chunk | {"choices": [], "usage": body["usage"]}]
+    return b"".join(b"data: " + json.dumps(line).encode() + b"\n\n" for line in lines) + b"data: [DONE]\n\n"
+
+
 class Provider:
     """Answers each POST /v1/chat/completions with the next scripted behaviour; records every request."""
 
@@ -56,6 +70,7 @@ class Provider:
         with self.lock:
             self.requests.append(json.loads(request.get_data()))
             step = self.script.pop(0) if self.script else completion("Fine.")
+            streamed = self.requests[-1].get("stream")
         if isinstance(step, int):
             return Response(json.dumps({"error": {"message": "The server had an error", "type": "server_error"}}),
                             status=step, content_type="application/json")
@@ -64,6 +79,8 @@ class Provider:
             return Response(json.dumps(completion("too late")), content_type="application/json")
         if isinstance(step, bytes):
             return Response(step, content_type="application/json")
+        if streamed:  # the web chat asks for the answer as it is written
+            return Response(events(step), content_type="text/event-stream")
         return Response(json.dumps(step), content_type="application/json")
 
 

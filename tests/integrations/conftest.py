@@ -16,7 +16,7 @@ from litellm.types.utils import ModelResponse
 
 from chatbot.channels import worker as agent_worker
 from chatbot.models import Conversation, Message
-from tests.chatbot.scripted_model import register
+from tests.chatbot.scripted_model import Streamed, register
 from tests.integrations.fakes import FakeChatwoot, FakePipedrive, FakeWhatsApp, start_server
 
 SECRET = "hook-secret"
@@ -67,7 +67,7 @@ def pipedrive(http, settings):
     return fake
 
 
-class EchoModel(CustomLLM):
+class EchoModel(Streamed, CustomLLM):
     """Answers "Answered: <each parent message of the turn, joined by ' | '>"; records every turn."""
 
     def __init__(self) -> None:

@@ -1,6 +1,7 @@
 """The web chat channel: the websocket consumer and its turn observer.
 
-Protocol v2 (docs/web-chat-protocol.md). Every socket of a visitor (tabs,
+Protocol v3 (docs/web-chat-protocol.md): v2, plus a hosted model's answer as it is written (the draft
+frames of `chatbot.agent.drafts`), sent only to sockets that opened with `?protocol=3`. Every socket of a visitor (tabs,
 reconnects) joins the group `chat_<school>_<visitor>`. The observer writes a
 turn's frames straight to the group's sockets in this process and sends them
 over the channel layer only to the group's sockets in other processes, so
@@ -43,7 +44,9 @@ from plumbing.hops import database_hop
 
 logger = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
+DRAFT_PROTOCOL = 3  # the first version whose widget shows drafts; an older one is sent none
+DRAFT_FRAMES = frozenset({"reply_delta", "reply_dropped"})
 VISITOR_SALT = "chatbot.web-visitor"
 CLOSE_UNKNOWN_SCHOOL = 4404
 CLOSE_RATE_LIMITED = 4429
@@ -157,8 +160,11 @@ async def send_to_visitor(school_id: int, visitor: str, payload: dict, fresh: bo
 
 
 class WebObserver(TurnObserver):
-    """Protocol v2 frames: `typing` at a turn's start, one `reasoning_steps` per tool cycle, and the reply's
-    `message` carrying the turn's last steps (it also ends the typing indicator)."""
+    """Protocol v3 frames: `typing` at a turn's start, one `reasoning_steps` per tool cycle, a hosted model's
+    answer as it is written (`reply_delta`, `reply_dropped`), and the reply's `message` carrying the turn's last
+    steps and what it is to the draft shown (it also ends the typing indicator)."""
+
+    shows_drafts = True
 
     async def _send(self, conversation: Conversation, payload: dict, fresh: bool = True,
                     found: list | None = None) -> None:
@@ -174,6 +180,9 @@ class WebObserver(TurnObserver):
     async def steps(self, conversation, steps):
         await self._send(conversation, {"type": "reasoning_steps", "steps": steps}, fresh=False)
 
+    async def draft(self, conversation, frame):
+        await self._send(conversation, frame, fresh=False)
+
     async def queued(self, conversation, message):
         with translation.override(language.reply_language(conversation.school, conversation.contact)):
             text = gettext("Got it. I'll answer this as soon as I've finished the last one.")
@@ -182,8 +191,9 @@ class WebObserver(TurnObserver):
     async def reply(self, conversation, message):
         await self._send(conversation, live_message_event(message))
 
-    async def turn_reply(self, conversation, message, steps, looked_up=None):
-        await self._send(conversation, {**live_message_event(message), "steps": steps}, found=looked_up)
+    async def turn_reply(self, conversation, message, steps, looked_up=None, draft=""):
+        await self._send(conversation, {**live_message_event(message), "steps": steps,
+                                        **({"draft": draft} if draft else {})}, found=looked_up)
 
 
 # --- who may open the socket ------------------------------------------------------------
@@ -311,6 +321,7 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         self.new_visitor = False  # a visitor id minted at this handshake: no contact has it yet
         self.first_message = asyncio.Lock()
         self.address = client_address(self.scope)
+        self.protocol = _protocol(self.scope)
         if not await allow_handshake(self.address):
             # Refused before any database work: a flood of handshakes costs the server one Redis call each.
             logger.warning("web chat handshake refused: too many from %s", self.address)
@@ -463,10 +474,19 @@ class WebChatConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({"type": "error", "code": code, "text": text, "client_id": client_id, **fields})
 
     async def chat_event(self, event: dict) -> None:
-        self.spoken = event["payload"].get("language") or self.spoken
-        await self.send_json(event["payload"])
+        payload = event["payload"]
+        if payload["type"] in DRAFT_FRAMES and self.protocol < DRAFT_PROTOCOL:
+            return
+        self.spoken = payload.get("language") or self.spoken
+        await self.send_json(payload)
 
 
 def _query_param(scope: dict, name: str) -> str | None:
     values = parse_qs(scope.get("query_string", b"").decode()).get(name)
     return values[0] if values else None
+
+
+def _protocol(scope: dict) -> int:
+    """The protocol version the widget speaks (`?protocol=3`); 2 when it does not say (or says nonsense)."""
+    value = _query_param(scope, "protocol") or ""
+    return int(value) if value.isdigit() and len(value) < 4 else 2

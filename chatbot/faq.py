@@ -182,7 +182,8 @@ _GENERIC_WORDS_TEXT = """
     little look looking lot lots love lovely loves main make makes manage managed many maybe mean means mention
     might mind moment morning mornings move moving much must near nearby nearest need needed nice nine normal
     normally note offer offered offering offers often ok okay one option options own particular particularly
-    monthly month months people per perhaps period plan planning please pls plz point policies policy possible possibly prefer pretty
+    month monthly months people per perhaps period plan planning please pls plz point policies policy possible
+    possibly prefer pretty
     probably procedure process provide provided provides providing put quick quickly quite rather real reason
     recent recently regard regarding related relocate relocating right rule rules same say see seem seven share
     should since six small soon sort specific specifically step steps still sure take talk taught teach teaches

@@ -126,6 +126,22 @@ def test_a_question_goes_to_the_faq_in_the_parents_own_words(text):
     assert [reading.said[q] for q in reading.questions] == [text]
 
 
+@pytest.mark.parametrize("text", [
+    "午餐在哪里吃",  # no question mark: the question word is inside the sentence
+    "一个班大概有多少个学生",
+    "sekolah ada bas yang mana satu lalu rumah sy",
+    "உங்க school ல bus வசதி இருக்கா",  # a Tamil verb asking by its ending
+    "wat time the sch bus come",
+])
+def test_a_question_without_a_question_mark_still_goes_to_the_faq(text):
+    assert read(text).questions
+
+
+@pytest.mark.parametrize("text", ["我想看看学校", "sy nak lawat sekolah", "பள்ளியைப் பார்க்க வேண்டும்"])
+def test_a_wish_without_a_question_word_is_no_faq_question(text):
+    assert not read(text).questions
+
+
 @pytest.mark.parametrize("text", ["ya betul", "boleh", "ok boleh, teruskan", "好的", "没问题", "对", "சரி", "ஆமாம்",
                                   "can"])
 def test_a_yes_to_a_read_back(text):

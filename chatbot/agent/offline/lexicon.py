@@ -114,18 +114,23 @@ SCHOOL_WORDS = _rx(
     r"|canteen|languages?|chinese|mandarin|english|bilingual|naps?|allerg\w*|halal|vegetarian|sports?|music|art"
     r"|swimming|scholarships?|discounts?|siblings?|deposit|registration|open house|parking|address|located"
     r"|location|campus|tour|visit|principal|teach\w*|students?|children|kids?|age|grades?|year|exam\w*|cca"
-    r"|after-?school)\b"
+    r"|after-?school|sch)\b"
 )
 TOUR_WORD = _rx(r"\b(?:tour|visit)")
 LEAD_IN = (  # "Before that, what are the fees?" is still a question
     r"(?:(?:before that|by the way|btw|also|and|so|ok(?:ay)?|oh|quick question|one more thing|sorry|hi|hello)\W+)*"
 )
 QUESTION_START = _rx(
-    rf"^\s*{LEAD_IN}(?:what|what's|whats|how|do|does|did|is|are|can|could|will|would|when|where|which|who|why|should|may"
+    rf"^\s*{LEAD_IN}(?:what|what's|whats|wat|wats|how|do|does|did|is|are|can|could|will|would|when|where|which|who|why|should|may"
     r"|any|is there|are there)\b"
 )
 # a question said by its ending, as Singapore and Malaysian parents ask: "after school care got or not", "can or not"
 QUESTION_END = _rx(r"\b(?:or not|or no)\W*$")
+# A question word inside a sentence about the school, as Chinese, Malay and Tamil put it (read in English:
+# "校服要在哪里买" -> "uniform want to where buy"), or a Tamil verb with the question ending -ஆ ("தருவீங்களா").
+QUESTION_INSIDE = _rx(
+    r"\b(?:what|wat|where|which|how much|how many|how long|is there|are there)\b|[\u0b95-\u0bb9]\u0bbe\W*$"
+)
 INFO_REQUEST = _rx(
     r"\b(?:tell me about|info(?:rmation)? (?:on|about)|i'?d like to know|want to know|wondering|curious)\b"
 )

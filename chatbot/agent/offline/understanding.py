@@ -363,7 +363,7 @@ def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
     if lx.OFFTOPIC.search(sentence) and not school:
         reading.intents.add("offtopic")
         return
-    if not _is_question(sentence):
+    if not (_is_question(sentence) or (school and lx.QUESTION_INSIDE.search(sentence))):
         return
     about_slots = lx.AVAILABILITY.search(sentence) and (not school or lx.TOUR_WORD.search(sentence))
     dated = not find_when(sentence, hints.today, hints.now, hints.tour_times).is_empty

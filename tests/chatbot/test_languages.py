@@ -114,6 +114,8 @@ def test_a_day_and_time(text, day, time):
     ("pls cancel my tour, tak dapat datang", "cancel"),
     ("can visit sekolah on Friday morning?", "book"),
     ("Boleh datang tengok sekolah hari Isnin?", "book"),
+    ("周三下午打给我好吗", "callback"),
+    ("பிறகு யாராவது call பண்ண முடியுமா", "callback"),
 ])
 def test_the_request(text, intent):
     assert intent in read(text).intents

@@ -303,3 +303,13 @@ def test_a_name_then_a_labelled_number(text, name):
 def test_a_numbered_pick_asked_with_a_name_is_no_name(text, choice):
     reading = read_message(text, replace(HINTS, options=4, asked=frozenset({"parent_name", "parent_phone"})))
     assert reading.choice == choice and "parent_name" not in reading.facts
+
+
+@pytest.mark.parametrize(("text", "phone"), [
+    ("nombor telefon sy 017-882 4410", "+60178824410"),  # a Malaysian mobile at a Singapore school
+    ("hp saya 6017 8824410", "+60178824410"),  # its country code without "+", not a long Singapore number
+    ("我的电话是 +60 17-882 4410", "+60178824410"),
+    ("என் நம்பர் 9876 5432", "+6598765432"),
+])
+def test_a_phone_number_of_the_region_or_a_neighbour_is_read_whole(text, phone):
+    assert read(text).facts["parent_phone"] == phone

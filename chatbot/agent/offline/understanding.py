@@ -21,6 +21,7 @@ import phonenumbers
 from chatbot.agent.offline import lexicon as lx
 from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.when import When, find_when, spans
+from crm.identity import InvalidContactDetail, normalise_phone
 
 WHEN_FIELDS = ("preferred_date", "preferred_time")
 PEOPLE_FIELDS = ("parent_name", "child_name", "child_age")
@@ -235,14 +236,23 @@ def _name_before(patterns: list[re.Pattern], text: str, any_start: bool = True) 
     return ""
 
 
+def _read_phone(written: str, region: str) -> str:
+    """A number found in a message as the tools store it (a neighbouring country's too: "6012 3456789" is
+    Malaysian, not a Singapore number with extra digits), else as written, for the tool to say what is wrong."""
+    try:
+        return normalise_phone(written, region)
+    except InvalidContactDetail:
+        return written.strip()
+
+
 def _phones(text: str, region: str) -> list[tuple[str, tuple[int, int]]]:
     found = [
-        (phonenumbers.format_number(m.number, phonenumbers.PhoneNumberFormat.E164), (m.start, m.end))
+        (_read_phone(m.raw_string, region), (m.start, m.end))
         for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE)
     ]
     if not found:  # number-like but rejected by the library: pass it on so the tool can say what is wrong
         found = [
-            (m.group(0).strip(), m.span())
+            (_read_phone(m.group(0), region), m.span())
             for m in lx.PHONE_LIKE.finditer(text)
             if sum(map(str.isdigit, m.group(0))) >= 6
         ]

@@ -313,3 +313,36 @@ def test_a_numbered_pick_asked_with_a_name_is_no_name(text, choice):
 ])
 def test_a_phone_number_of_the_region_or_a_neighbour_is_read_whole(text, phone):
     assert read(text).facts["parent_phone"] == phone
+
+
+BOOKED = replace(HINTS, booked_children=("Nadia",))
+
+
+@pytest.mark.parametrize("text", [
+    "hi, we have a tour on friday for Nadia. can change or not?",
+    "sy dah tempah lawatan hari jumaat. boleh ubah tak?",
+    "我们约了星期五的参观，可以改一下吗",
+    "வெள்ளிக்கிழமை tour இருக்கு, அதை மாத்த முடியுமா",
+])
+def test_a_parent_with_a_tour_who_asks_to_change_it_moves_it_and_books_nothing_new(text):
+    intents = read_message(text, BOOKED).intents
+    assert "reschedule" in intents
+    assert "book" not in intents
+
+
+def test_without_a_tour_a_bare_change_is_no_move():
+    assert "reschedule" not in read_message("can change or not?", HINTS).intents
+
+
+@pytest.mark.parametrize("text", ["no need to reschedule, just cancel", "tak payah tukar, batalkan je",
+                                  "不用改期，取消吧"])
+def test_a_move_turned_down_is_no_move(text):
+    intents = read_message(text, BOOKED).intents
+    assert "reschedule" not in intents
+    assert "cancel" in intents
+
+
+def test_a_tamil_day_of_the_month_is_a_date_not_a_yes():
+    reading = read_message("இல்ல, 18ஆம் தேதி வரலாமா", HINTS)
+    assert reading.when.date == dt.date(TODAY.year, TODAY.month, 18) or reading.when.date.day == 18
+    assert "yes" not in reading.intents

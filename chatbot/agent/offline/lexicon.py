@@ -49,6 +49,15 @@ RESCHEDULE = _rx(
     r"|(?:move|shift|change) (?:one of )?(?:my|our|the) (?:tour|booking|visit|appointment)"
     r"|different (?:day|date|time) for (?:my|the|our))"
 )
+# A change asked for with no object, as a parent with a tour asks it: "can change or not?", Malay "boleh tukar
+# tak?", Tamil "அதை மாத்தணும்" (that, change), Chinese "可以改吗"; and a move turned down ("no need reschedule").
+BARE_CHANGE = _rx(
+    r"\b(?:change|move|shift)\s*(?:it|that|this|(?:the |my )?(?:date|day|time|tour|booking))?"
+    r"\s*(?:not|or not|can|please|pls|\?|$)"
+)
+NO_MOVE = _rx(
+    r"\b(?:no need(?: to)?|no|don'?t(?: need to| want to)?|do not(?: need to)?|not)\s+(?:re-?schedul\w*|move|change)\b"
+)
 CANCEL = _rx(r"\b(?:cancel\w*|call off|can'?t (?:make|come|attend)|won'?t be able to (?:make|come|attend))")
 CANCEL_WORD = _rx(r"\bcancel")
 # "I can't make it on Wednesday, can we do Friday instead?" moves the tour rather than cancelling it

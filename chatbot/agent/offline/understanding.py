@@ -324,8 +324,10 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
         soft = not lx.CANCEL_WORD.search(sentence)
         moving = lx.RATHER_MOVE.search(sentence) or not find_when(sentence, hints.today, hints.now).is_empty
         found.add("reschedule" if soft and moving else "cancel")
-    if lx.RESCHEDULE.search(sentence):
-        found.add("reschedule")
+    if lx.NO_MOVE.search(sentence):
+        found.discard("reschedule")
+    elif lx.RESCHEDULE.search(sentence) or (hints.booked_children and lx.BARE_CHANGE.search(sentence)):
+        found.add("reschedule")  # "I have a tour on Tuesday. can change?": the tour they have
     if any(pattern.search(sentence) for pattern in (lx.CALLBACK, lx.CALLBACK_REF, lx.CALLBACK_CANCEL,
                                                     lx.CALLBACK_CHANGE)):
         found |= _callback_intents(sentence, found)
@@ -470,6 +472,8 @@ def read_message(text: str, hints: Hints) -> Reading:
             reading.reason = _reason(sentence)
         if lx.SPECIAL.search(sentence):
             reading.facts["special_requirements"] = sentence.strip()[:200]
+    if "reschedule" in reading.intents and "another" not in reading.intents:
+        reading.intents.discard("book")  # "I have a tour booked on Monday, can I move it?": no new tour
     topic, waitlist = lx.TOPIC.search(text), lx.WAITLIST.search(text)
     if "callback" in reading.intents and topic and waitlist and waitlist.start() >= topic.start(1):
         reading.intents.discard("waitlist")  # "call me tmr? abt the waiting list": what the call is about

@@ -138,7 +138,7 @@ QUESTION_END = _rx(r"\b(?:or not|or no)\W*$")
 # A question word inside a sentence about the school, as Chinese, Malay and Tamil put it (read in English:
 # "校服要在哪里买" -> "uniform want to where buy"), or a Tamil verb with the question ending -ஆ ("தருவீங்களா").
 QUESTION_INSIDE = _rx(
-    r"\b(?:what|wat|where|which|how much|how many|how long|is there|are there)\b|[\u0b95-\u0bb9]\u0bbe\W*$"
+    r"\b(?:what|wat|where|which|how|is there|are there)\b|[\u0b95-\u0bb9]\u0bbe\W*$"
 )
 INFO_REQUEST = _rx(
     r"\b(?:tell me about|info(?:rmation)? (?:on|about)|i'?d like to know|want to know|wondering|curious)\b"

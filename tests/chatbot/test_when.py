@@ -458,3 +458,10 @@ def test_a_range_no_tour_starts_inside_means_the_tour_at_its_end(text, time, win
     when = find_when(gloss(text).text, TODAY, NOW, TOURS)
     assert when.time == time
     assert ((when.after, when.before) if window else None) == window
+
+
+@pytest.mark.parametrize("text", ["the 4th, a Friday", "12月4号星期五可以吗", "4hb jumaat boleh",
+                                  "4ஆம் தேதி வெள்ளிக்கிழமை"])
+def test_a_day_of_the_month_with_its_weekday_is_that_day(text):
+    when = find_when(gloss(text).text, TODAY, NOW)
+    assert when.date == dt.date(2026, 12, 4)

@@ -221,6 +221,8 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(r"\b(morning|afternoon|evening|tonight|night)\s+(\d{1,2})\s*(?:to|until|till|-|–)\s*(\d{1,2})\b"
                 r"(?![\d:/])", re.IGNORECASE), r"\1 from \2 to \3"),
     (re.compile(rf"\b({_WEEKDAY})\s+week\b", re.IGNORECASE), r"\1 next week"),  # British "Friday week"
+    # "the 18th, Friday" (Chinese "18号星期五", Malay "18hb Jumaat"): the weekday says which 18th, as "Friday the 18th"
+    (re.compile(rf"\bthe\s+(\d{{1,2}}(?:st|nd|rd|th))\s*,?\s+(?:a\s+)?({_WEEKDAY})\b", re.IGNORECASE), r"\2 the \1"),
     (re.compile(r"\b([01]?\d|2[0-3])([0-5]\d)\s?(?:hrs|hours|h)\b", re.IGNORECASE), r"\1:\2"),  # "1430hrs"
     (re.compile(r"\b(1[0-2]|0?[1-9])([0-5]\d)\s?([ap]m)\b", re.IGNORECASE), r"\1:\2\3"),  # "1030am"
     (re.compile(r"\b(1[0-2]|0?[1-9])\s(15|30|45)\s?([ap]m)\b", re.IGNORECASE), _spaced_time),  # "4 30pm"

@@ -14,7 +14,7 @@ import pytest
 from chatbot.agent.datetimes import parse_date, parse_time
 from chatbot.agent.offline import gloss as gloss_module
 from chatbot.agent.offline.gloss import gloss
-from chatbot.agent.offline.understanding import Hints, read_message, says_yes
+from chatbot.agent.offline.understanding import Hints, read_message, says_yes, understand
 
 TODAY = dt.date(2026, 11, 25)  # a Wednesday
 HINTS = Hints(today=TODAY, now=dt.time(9), tour_times=("09:00", "11:00", "14:00", "16:00"))
@@ -346,3 +346,14 @@ def test_a_tamil_day_of_the_month_is_a_date_not_a_yes():
     reading = read_message("இல்ல, 18ஆம் தேதி வரலாமா", HINTS)
     assert reading.when.date == dt.date(TODAY.year, TODAY.month, 18) or reading.when.date.day == 18
     assert "yes" not in reading.intents
+
+
+@pytest.mark.parametrize("burst", [
+    ["thursday the 3rd around 2", "sorry no, 11am works better"],
+    ["khamis 3hb dalam pukul 2", "eh silap, pukul 11 pagi"],
+    ["12月3号下午两点", "不对，改成上午11点"],
+    ["டிசம்பர் 3ஆம் தேதி மதியம் 2 மணி", "இல்ல, காலை 11 மணி"],
+])
+def test_a_time_corrected_later_in_the_burst_keeps_the_day_said_before(burst):
+    when = understand(burst, HINTS).when
+    assert (when.date, when.time) == (dt.date(2026, 12, 3), "11:00")

@@ -90,7 +90,10 @@ class Reading:
         """This reading with a later message's reading on top (later facts win)."""
         later = other.when
         when = later if later.has_date or later.time else self.when
-        if not later.has_date and not later.time and (later.after or later.before):  # "after 3": a window that day
+        if later.time and not later.has_date and self.when.has_date:  # "9 Dec around 3" then "no, 11am": 9 Dec
+            when = replace(self.when, time=later.time, part_of_day=later.part_of_day, after=None, before=None,
+                           time_phrase=later.time_phrase)
+        elif not later.has_date and not later.time and (later.after or later.before):  # "after 3": a window that day
             when = replace(when, time=None, part_of_day=later.part_of_day, after=later.after, before=later.before)
         elif later.part_of_day and not later.has_date and not later.time:
             when = replace(when, part_of_day=later.part_of_day)

@@ -121,13 +121,10 @@ LEAD_INS = """
     wait ah
     wait lah
     wait wait
-    oh wait
-    sorry wait
     hold on
     hang on
     wait a sec
     wait a minute
-    wait,
 """
 LEAD_IN_PHRASES = tuple(sorted({" ".join(line.split()) for line in LEAD_INS.splitlines() if line.strip()},
                                key=lambda phrase: (-len(phrase), phrase)))

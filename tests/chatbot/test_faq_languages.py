@@ -123,7 +123,7 @@ def test_a_topic_the_faq_lacks_stays_unanswered_in_any_language(question):
     assert result["status"] == "no_match"
 
 
-@pytest.mark.parametrize("question", ["wait ah, any bus or not?", "hold on, is there a school bus?", "wait, bus got?"])
+@pytest.mark.parametrize("question", ["wait ah, any bus or not?", "hold on, is there a bus?", "wait lah, bus got?"])
 def test_a_wait_that_holds_the_conversation_is_no_waiting_list_question(question):
     school = _bus_and_lunch_school()
     FaqEntryFactory(school=school, question="Is there a waiting list?", answer="Year 2 has a waiting list.")

@@ -27,7 +27,7 @@ from rank_bm25 import BM25Okapi
 from snowballstemmer import stemmer
 
 from chatbot import language
-from chatbot.agent.offline.gloss import gloss
+from chatbot.agent.offline.gloss import HAN, TAMIL, gloss
 from chatbot.models import FaqEntry
 
 QUESTION_WEIGHT = 2.0  # a word in the question or tags counts twice a word in the answer
@@ -122,6 +122,13 @@ LEAD_INS = """
     just to check
     just checking
     quick one
+    wait ah
+    wait lah
+    wait wait
+    hold on
+    hang on
+    wait a sec
+    wait a minute
 """
 LEAD_IN_PHRASES = tuple(sorted({" ".join(line.split()) for line in LEAD_INS.splitlines() if line.strip()},
                                key=lambda phrase: (-len(phrase), phrase)))
@@ -162,7 +169,7 @@ _STOP_WORDS_TEXT = """
     by can cant could did didnt do does doesnt doing dont during exactly for from get gets getting go going got
     had has have having he hello help her here hey hi him his how i id if im in into is isnt it its ive just
     kind know like ll me mine more most much my need needs no not now of ok okay on one only or other our ours
-    out over own please pls plz r re really school schools send she should so some something tell than thank
+    out over own please pls plz r re really sch school schools send she should so some something tell than thank
     thanks that thats the their them then there these they thing things this those to too u ur very want wanted
     was we were what whats when where which while who why will with wonder wondering wont would ye yes you your
     yours
@@ -186,7 +193,8 @@ _GENERIC_WORDS_TEXT = """
     little look looking lot lots love lovely loves main make makes manage managed many maybe mean means mention
     might mind moment morning mornings move moving much must near nearby nearest need needed nice nine normal
     normally note offer offered offering offers often ok okay one option options own particular particularly
-    people per perhaps period plan planning please pls plz point policies policy possible possibly prefer pretty
+    month monthly months people per perhaps period plan planning please pls plz point policies policy possible
+    possibly prefer pretty
     probably procedure process provide provided provides providing put quick quickly quite rather real reason
     recent recently regard regarding related relocate relocating right rule rules same say see seem seven share
     should since six small soon sort specific specifically step steps still sure take talk taught teach teaches
@@ -332,6 +340,10 @@ def _stem(word: str) -> str:
 SYNONYMS = {_stem(word): canonical for canonical, words in SYNONYM_GROUPS.items() for word in words.split()}
 SYNONYM_WORDS = frozenset(word for words in SYNONYM_GROUPS.values() for word in words.split())
 WORD = re.compile(r"[a-z0-9]+")
+# A capitalised word that does not open a sentence: "my son Karthik", "from Tampines West".
+PROPER_NOUN = re.compile(r"(?<=[\w,] )([A-Z][a-z]+)\b")
+CAPITALISED = re.compile(r"\b([A-Z][a-z]+)\b")
+UNCASED_SCRIPT = re.compile(f"[{HAN}{TAMIL}]")
 
 
 def _words(text: str) -> list[str]:
@@ -423,6 +435,7 @@ class _Index:
     median_idf: float
     min_score: float
     vocabulary: frozenset[str]
+    title_vocabulary: frozenset[str]  # the tokens of the entries' questions and tags
     speller: _Speller
 
 
@@ -500,6 +513,7 @@ def _build_index(school) -> _Index | None:
         median_idf=float(np.median(list(idf.values()))),
         min_score=MIN_SCORE_RATIO * max(idf.values()),
         vocabulary=frozenset(idf),
+        title_vocabulary=frozenset().union(*title_docs),
         speller=_Speller.build(raw_words | set(SYNONYMS) | SYNONYM_WORDS | STOP_WORDS),
     )
 
@@ -640,13 +654,30 @@ def split_question(question: str) -> list[str]:
     return parts
 
 
-def _weights(index: _Index, pairs: list[tuple[str, str]]) -> dict[str, float]:
+def _proper_nouns(text: str) -> frozenset[str]:
+    """The words written with a capital inside a sentence ("Karthik", "Tampines West"), lower-cased: who or
+    where the question is about, not what. All-capital words ("SEN", "MRT") and "I" are not among them. In
+    Chinese or Tamil writing, whose scripts have no capitals, a capitalised Latin word is a name anywhere."""
+    pattern = CAPITALISED if UNCASED_SCRIPT.search(text) else PROPER_NOUN
+    return frozenset(match.group(1).lower() for match in pattern.finditer(text))
+
+
+def _weights(index: _Index, pairs: list[tuple[str, str]], *, names: frozenset[str] = frozenset(),
+             foreign: bool = False) -> dict[str, float]:
     """Each distinct query token's weight: its idf, GENERIC_WEIGHT of it for an everyday word ("taught",
-    "provide", "7"); for a token no entry uses, UNKNOWN_WORD_WEIGHT x the rarest word's idf, or nothing
-    when it is an everyday word or a fragment."""
+    "provide", "7") or a name no entry's question or tags use ("Karthik", "Tampines"); for a token no entry
+    uses, UNKNOWN_WORD_WEIGHT x the rarest word's idf, or nothing when it is an everyday word or a fragment.
+
+    In a question `foreign` to English (Malay, Chinese, Tamil, mixed), a word no entry uses is most often a
+    word of the parent's language the word lists do not translate ("bekal", "sebulan"), not the topic: when
+    the question has a topic word an entry knows, such a word weighs like an everyday word. With no known
+    topic word it keeps its full weight, so a question on a topic the FAQ lacks stays unanswered.
+    """
     unknown = UNKNOWN_WORD_WEIGHT * max(index.idf.values())
-    everyday = {token for token, word in pairs if _is_everyday(token, word)}
-    everyday -= {token for token, word in pairs if not _is_everyday(token, word)}  # "lessons taught"
+    everyday = {token for token, word in pairs if _is_everyday(token, word)
+                or (word in names and token not in index.title_vocabulary)}
+    everyday -= {token for token, word in pairs if not _is_everyday(token, word) and word not in names}
+    topical = any(token in index.idf and token not in everyday for token, _ in pairs)
     weights = {}
     for token, _word in pairs:
         if token in weights:
@@ -656,7 +687,7 @@ def _weights(index: _Index, pairs: list[tuple[str, str]]) -> dict[str, float]:
         elif token.isdigit():  # "what's 25 times 17"
             weights[token] = GENERIC_WEIGHT * unknown
         elif token not in everyday and len(token) > 2:
-            weights[token] = unknown
+            weights[token] = GENERIC_WEIGHT * unknown if foreign and topical else unknown  # "bekal"
     return weights
 
 
@@ -746,7 +777,7 @@ def _answer_part(index: _Index | None, question: str, history: list[str] | None,
     if index is None:
         return [_no_match(standalone)]
     pairs = _token_words(standalone, index.speller)
-    weights = _weights(index, pairs)
+    weights = _weights(index, pairs, names=_proper_nouns(standalone), foreign=asked != language.ENGLISH)
     if not weights:  # "is that ok?", "can or not?": no word with a topic, so nothing for the FAQ
         return [_nothing_asked(standalone)]
     query = [token for token, _ in pairs]

@@ -86,3 +86,47 @@ def test_a_translation_must_fit_its_entry(problem):
 
 def test_entries_are_english_unless_said_otherwise():
     assert FaqEntryFactory().language == "en"
+
+
+def _bus_and_lunch_school():
+    school = SchoolFactory()
+    FaqEntryFactory(school=school, question="Is there a school bus?", answer="Yes, buses run from Bedok and Simei.")
+    FaqEntryFactory(school=school, question="Is lunch provided?", answer="Yes, a hot lunch; or bring your own.")
+    FaqEntryFactory(school=school, question="Where is the school?", answer="Near Simei MRT, Bedok side.")
+    FaqEntryFactory(school=school, question="Can I bring my children on the tour?", answer="Yes, bring them along.")
+    return school
+
+
+@pytest.mark.parametrize(("question", "words"), [
+    # A place or a person named in the question is who or where, not the topic.
+    ("Does a bus come out to Pasir Ris?", "buses run"),
+    ("could my son Tobias come on the tour as well?", "bring them along"),
+    # Words of the parent's language the word lists do not translate are not taken for the topic...
+    ("bas sekolah lalu kawasan Pasir Ris tak?", "buses run"),
+    ("makan tengahari disediakan atau bawak bekal sendiri?", "hot lunch"),
+    ("Aravind ஐயும் கூட்டிட்டு வர முடியுமா?", "bring them along"),
+    ("有没有校车到Pasir Ris那边？", "buses run"),
+])
+def test_names_and_untranslated_words_do_not_hide_the_topic(question, words):
+    result = answer_question(_bus_and_lunch_school(), question)
+    assert result["status"] == "success", result
+    assert words in result["answer"]
+
+
+@pytest.mark.parametrize("question", [
+    "is there a rule about smartwatches?",
+    "ada peraturan jam tangan pintar untuk murid?",  # ... but a topic the FAQ lacks stays unanswered
+    "学校对智能手表有规定吗？",
+])
+def test_a_topic_the_faq_lacks_stays_unanswered_in_any_language(question):
+    result = answer_question(_bus_and_lunch_school(), question)
+    assert result["status"] == "no_match"
+
+
+@pytest.mark.parametrize("question", ["wait ah, any bus or not?", "hold on, is there a bus?", "wait lah, bus got?"])
+def test_a_wait_that_holds_the_conversation_is_no_waiting_list_question(question):
+    school = _bus_and_lunch_school()
+    FaqEntryFactory(school=school, question="Is there a waiting list?", answer="Year 2 has a waiting list.")
+    result = answer_question(school, question)
+    assert result["status"] == "success"
+    assert "buses run" in result["answer"] and "waiting list" not in result["answer"]

@@ -192,3 +192,18 @@ def test_faq_retrieval_per_language(demo_schools):
     assert set(report) == {"ms", "ta", "zh", "mixed", "en"}
     for language, row in report.items():
         assert row["correct"] / row["total"] >= 0.85, (language, row["misses"])
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("burst", "words"), [
+    (["salam", "nak tanya, yuran sebulan berapa"], "S$"),  # a greeting, then the question in the same burst
+    (["assalamualaikum, sekolah ada sediakan bas tak"], "GreenLine"),  # glued to it, no question mark
+    (["你好", "校车怎么收费"], "GreenLine"),
+    (["வணக்கம்", "school bus வசதி இருக்கா"], "GreenLine"),
+    (["morning!", "wat time sch finish on fridays"], "13:30"),
+])
+def test_a_greeting_does_not_swallow_the_question_after_it(parent, burst, words):
+    reply = parent.say("\n".join(burst))
+    assert words in reply, reply
+    assert NOT_SURE not in reply and "pasti" not in reply
+    assert not _staff_list(parent.school)

@@ -14,7 +14,7 @@ import pytest
 from chatbot.agent.datetimes import parse_date, parse_time
 from chatbot.agent.offline import gloss as gloss_module
 from chatbot.agent.offline.gloss import gloss
-from chatbot.agent.offline.understanding import Hints, read_message, says_yes
+from chatbot.agent.offline.understanding import Hints, read_message, says_yes, understand
 
 TODAY = dt.date(2026, 11, 25)  # a Wednesday
 HINTS = Hints(today=TODAY, now=dt.time(9), tour_times=("09:00", "11:00", "14:00", "16:00"))
@@ -114,6 +114,8 @@ def test_a_day_and_time(text, day, time):
     ("pls cancel my tour, tak dapat datang", "cancel"),
     ("can visit sekolah on Friday morning?", "book"),
     ("Boleh datang tengok sekolah hari Isnin?", "book"),
+    ("周三下午打给我好吗", "callback"),
+    ("பிறகு யாராவது call பண்ண முடியுமா", "callback"),
 ])
 def test_the_request(text, intent):
     assert intent in read(text).intents
@@ -124,6 +126,22 @@ def test_a_question_goes_to_the_faq_in_the_parents_own_words(text):
     reading = read(text)
     assert reading.questions
     assert [reading.said[q] for q in reading.questions] == [text]
+
+
+@pytest.mark.parametrize("text", [
+    "午餐在哪里吃",  # no question mark: the question word is inside the sentence
+    "一个班大概有多少个学生",
+    "sekolah ada bas yang mana satu lalu rumah sy",
+    "உங்க school ல bus வசதி இருக்கா",  # a Tamil verb asking by its ending
+    "wat time the sch bus come",
+])
+def test_a_question_without_a_question_mark_still_goes_to_the_faq(text):
+    assert read(text).questions
+
+
+@pytest.mark.parametrize("text", ["我想看看学校", "sy nak lawat sekolah", "பள்ளியைப் பார்க்க வேண்டும்"])
+def test_a_wish_without_a_question_word_is_no_faq_question(text):
+    assert not read(text).questions
 
 
 @pytest.mark.parametrize("text", ["ya betul", "boleh", "ok boleh, teruskan", "好的", "没问题", "对", "சரி", "ஆமாம்",
@@ -285,3 +303,57 @@ def test_a_name_then_a_labelled_number(text, name):
 def test_a_numbered_pick_asked_with_a_name_is_no_name(text, choice):
     reading = read_message(text, replace(HINTS, options=4, asked=frozenset({"parent_name", "parent_phone"})))
     assert reading.choice == choice and "parent_name" not in reading.facts
+
+
+@pytest.mark.parametrize(("text", "phone"), [
+    ("nombor telefon sy 017-882 4410", "+60178824410"),  # a Malaysian mobile at a Singapore school
+    ("hp saya 6017 8824410", "+60178824410"),  # its country code without "+", not a long Singapore number
+    ("我的电话是 +60 17-882 4410", "+60178824410"),
+    ("என் நம்பர் 9876 5432", "+6598765432"),
+])
+def test_a_phone_number_of_the_region_or_a_neighbour_is_read_whole(text, phone):
+    assert read(text).facts["parent_phone"] == phone
+
+
+BOOKED = replace(HINTS, booked_children=("Nadia",))
+
+
+@pytest.mark.parametrize("text", [
+    "hi, we have a tour on friday for Nadia. can change or not?",
+    "sy dah tempah lawatan hari jumaat. boleh ubah tak?",
+    "我们约了星期五的参观，可以改一下吗",
+    "வெள்ளிக்கிழமை tour இருக்கு, அதை மாத்த முடியுமா",
+])
+def test_a_parent_with_a_tour_who_asks_to_change_it_moves_it_and_books_nothing_new(text):
+    intents = read_message(text, BOOKED).intents
+    assert "reschedule" in intents
+    assert "book" not in intents
+
+
+def test_without_a_tour_a_bare_change_is_no_move():
+    assert "reschedule" not in read_message("can change or not?", HINTS).intents
+
+
+@pytest.mark.parametrize("text", ["no need to reschedule, just cancel", "tak payah tukar, batalkan je",
+                                  "不用改期，取消吧"])
+def test_a_move_turned_down_is_no_move(text):
+    intents = read_message(text, BOOKED).intents
+    assert "reschedule" not in intents
+    assert "cancel" in intents
+
+
+def test_a_tamil_day_of_the_month_is_a_date_not_a_yes():
+    reading = read_message("இல்ல, 18ஆம் தேதி வரலாமா", HINTS)
+    assert reading.when.date == dt.date(TODAY.year, TODAY.month, 18) or reading.when.date.day == 18
+    assert "yes" not in reading.intents
+
+
+@pytest.mark.parametrize("burst", [
+    ["thursday the 3rd around 2", "sorry no, 11am works better"],
+    ["khamis 3hb dalam pukul 2", "eh silap, pukul 11 pagi"],
+    ["12月3号下午两点", "不对，改成上午11点"],
+    ["டிசம்பர் 3ஆம் தேதி மதியம் 2 மணி", "இல்ல, காலை 11 மணி"],
+])
+def test_a_time_corrected_later_in_the_burst_keeps_the_day_said_before(burst):
+    when = understand(burst, HINTS).when
+    assert (when.date, when.time) == (dt.date(2026, 12, 3), "11:00")

@@ -110,3 +110,18 @@ def test_the_answer_to_move_or_another_is_read_in_every_language(answer, choice)
     messages = [{"role": "system", "content": system}, {"role": "user", "content": "book Mia on Thursday at 11"},
                 {"role": "assistant", "content": asked}, {"role": "user", "content": answer}]
     assert Turn(read(messages), set(tools.TOOLS)).upcoming_choice == choice
+
+
+@pytest.mark.parametrize("words", [
+    "Hi, it's Jon. Mia has the tour on {day} morning. Can change or not?",
+    "salam, sy Jon. sy ada tempahan lawatan {day} pagi utk Mia. boleh ubah tak?",
+])
+def test_the_day_that_says_which_tour_to_move_is_not_the_day_to_move_it_to(family, words):
+    parent, tour, thursday = family
+    tuesday = tour.local_start.date()
+    reply = parent.say(words.format(day=spoken(tuesday)))
+    assert tour.reference in reply or "9:00" in reply or "09:00" in reply, reply
+    offered = [line for line in reply.splitlines() if line[:2].strip().rstrip(".").isdigit()]
+    assert offered, reply
+    assert not all(spoken(tuesday) in line for line in offered), "only the tour's own day offered: " + reply
+    assert parent.bookings().count() == 1

@@ -423,7 +423,45 @@ def test_a_call_back_after_5_is_a_window_not_a_specific_time(language, text, sta
     assert (wish.start, wish.end) == tuple(dt.time.fromisoformat(t) if t else None for t in (start, end))
 
 
+@pytest.mark.parametrize(("language", "text", "start", "end"), [
+    ("en", "ring me 3pm to 5pm", "15:00", "17:00"), ("en", "call me 9:30-11 on monday", "09:30", "11:00"),
+    ("en", "morning 8 till 10 is best", "08:00", "10:00"),
+    ("zh", "周五下午3点到5点之间打给我", "15:00", "17:00"), ("zh", "上午9点至11点", "09:00", "11:00"),
+    ("ms", "call sy isnin antara 3 hingga 5 petang", "15:00", "17:00"),
+    ("ms", "hubungi saya antara 10 pagi sampai 12", "10:00", "12:00"),
+    ("ta", "வெள்ளி மாலை 3 to 5 க்குள்ள அழைக்கவும்", "15:00", "17:00"),
+    ("ta", "காலை 9 லிருந்து 11 க்குள்ள call பண்ணுங்க", "09:00", "11:00"),
+])
+def test_a_call_back_between_two_times_is_a_window_in_every_language(language, text, start, end):
+    wish = read_call_time(text, TODAY)
+    assert wish.best_time == CallbackRequest.BestTime.WINDOW, language
+    assert (wish.start, wish.end) == (dt.time.fromisoformat(start), dt.time.fromisoformat(end)), language
+
+
 def test_a_call_back_on_a_day_keeps_the_day():
     assert read_call_time("call me tmrw after 5", TODAY).day == dt.date(2026, 11, 20)
     assert read_call_time("明天下午5点以后", TODAY).day == dt.date(2026, 11, 20)
     assert read_call_time("3pm", TODAY).best_time == CallbackRequest.BestTime.SPECIFIC
+
+
+TOURS = ("09:00", "11:00", "14:00", "16:00")
+
+
+@pytest.mark.parametrize(("text", "time", "window"), [
+    ("friday 9am to 10am", None, ("09:00", "10:00")),  # a start lies inside: the window
+    ("monday, 3pm to 4pm if poss", "16:00", None),  # none starts from 3 until before 4: the 4 o'clock tour
+    ("isnin 10am ke 11am", "11:00", None),
+    ("周二10点到11点", "11:00", None),
+    ("between 12 and 2", None, ("12:00", "14:00")),  # said as "between": still the window
+])
+def test_a_range_no_tour_starts_inside_means_the_tour_at_its_end(text, time, window):
+    when = find_when(gloss(text).text, TODAY, NOW, TOURS)
+    assert when.time == time
+    assert ((when.after, when.before) if window else None) == window
+
+
+@pytest.mark.parametrize("text", ["the 4th, a Friday", "12月4号星期五可以吗", "4hb jumaat boleh",
+                                  "4ஆம் தேதி வெள்ளிக்கிழமை"])
+def test_a_day_of_the_month_with_its_weekday_is_that_day(text):
+    when = find_when(gloss(text).text, TODAY, NOW)
+    assert when.date == dt.date(2026, 12, 4)

@@ -106,3 +106,25 @@ def test_any_sg_mobile_written_locally_or_internationally_gives_the_same_e164(di
     assert normalise_phone(f"+65 {local}", "GB") == expected
     # Idempotent: an E.164 number normalises to itself.
     assert normalise_phone(expected, "SG") == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "region", "expected"),
+    [
+        ("017-882 4410", "SG", "+60178824410"),  # a Malaysian mobile at a Singapore school
+        ("6017 882 4410", "SG", "+60178824410"),  # its country code typed without "+"
+        ("03-7956 1234", "SG", "+60379561234"),  # a Kuala Lumpur line
+        ("8765 4321", "MY", "+6587654321"),  # a Singapore mobile at a Malaysian school
+        ("6587654321", "MY", "+6587654321"),
+        ("9876 5432", "SG", "+6598765432"),  # the school's own region first
+    ],
+)
+def test_a_number_from_a_neighbouring_country_is_read_without_its_country_code(raw, region, expected):
+    assert normalise_phone(raw, region) == expected
+
+
+def test_an_international_number_that_does_not_fit_its_country_says_to_check_the_digits():
+    with pytest.raises(InvalidContactDetail) as exc_info:
+        normalise_phone("+60 12 34", "SG")
+    assert "(+60)" in exc_info.value.message
+    assert "check the digits" in exc_info.value.message

@@ -51,6 +51,15 @@ RESCHEDULE = _rx(
     r"|(?:move|shift|change) (?:one of )?(?:my|our|the) (?:tour|booking|visit|appointment)"
     r"|different (?:day|date|time) for (?:my|the|our))"
 )
+# A change asked for with no object, as a parent with a tour asks it: "can change or not?", Malay "boleh tukar
+# tak?", Tamil "அதை மாத்தணும்" (that, change), Chinese "可以改吗"; and a move turned down ("no need reschedule").
+BARE_CHANGE = _rx(
+    r"\b(?:change|move|shift)\s*(?:it|that|this|(?:the |my )?(?:date|day|time|tour|booking))?"
+    r"\s*(?:not|or not|can|please|pls|\?|$)"
+)
+NO_MOVE = _rx(
+    r"\b(?:no need(?: to)?|no|don'?t(?: need to| want to)?|do not(?: need to)?|not)\s+(?:re-?schedul\w*|move|change)\b"
+)
 CANCEL = _rx(r"\b(?:cancel\w*|call off|can'?t (?:make|come|attend)|won'?t be able to (?:make|come|attend))")
 CANCEL_WORD = _rx(r"\bcancel")
 # "I can't make it on Wednesday, can we do Friday instead?" moves the tour rather than cancelling it
@@ -116,18 +125,23 @@ SCHOOL_WORDS = _rx(
     r"|canteen|languages?|chinese|mandarin|english|bilingual|naps?|allerg\w*|halal|vegetarian|sports?|music|art"
     r"|swimming|scholarships?|discounts?|siblings?|deposit|registration|open house|parking|address|located"
     r"|location|campus|tour|visit|principal|teach\w*|students?|children|kids?|age|grades?|year|exam\w*|cca"
-    r"|after-?school)\b"
+    r"|after-?school|sch)\b"
 )
 TOUR_WORD = _rx(r"\b(?:tour|visit)")
 LEAD_IN = (  # "Before that, what are the fees?" is still a question
     r"(?:(?:before that|by the way|btw|also|and|so|ok(?:ay)?|oh|quick question|one more thing|sorry|hi|hello)\W+)*"
 )
 QUESTION_START = _rx(
-    rf"^\s*{LEAD_IN}(?:what|what's|whats|how|do|does|did|is|are|can|could|will|would|when|where|which|who|why|should|may"
+    rf"^\s*{LEAD_IN}(?:what|what's|whats|wat|wats|how|do|does|did|is|are|can|could|will|would|when|where|which|who|why|should|may"
     r"|any|is there|are there)\b"
 )
 # a question said by its ending, as Singapore and Malaysian parents ask: "after school care got or not", "can or not"
 QUESTION_END = _rx(r"\b(?:or not|or no)\W*$")
+# A question word inside a sentence about the school, as Chinese, Malay and Tamil put it (read in English:
+# "校服要在哪里买" -> "uniform want to where buy"), or a Tamil verb with the question ending -ஆ ("தருவீங்களா").
+QUESTION_INSIDE = _rx(
+    r"\b(?:what|wat|where|which|how|is there|are there)\b|[\u0b95-\u0bb9]\u0bbe\W*$"
+)
 INFO_REQUEST = _rx(
     r"\b(?:tell me about|info(?:rmation)? (?:on|about)|i'?d like to know|want to know|wondering|curious)\b"
 )

@@ -694,6 +694,14 @@ class Turn:
             calls.append(Call("book_tour", {**{k: v for k, v in args.items() if k not in WHEN_FIELDS}, **also}))
         return calls
 
+    def _names_the_tour(self, tour: dict, date: str | None, time: str | None) -> bool:
+        """Whether the day (and time) a move is asked with are the tour's own: the message says which tour to move
+        ("I have a tour on Tuesday the 8th morning, can I change it?"), not when to move it to."""
+        if "reschedule" not in self.reading.intents or not date or date != tour.get("date"):
+            return False
+        part = self.reading.when.part_of_day
+        return (not time or time == tour.get("time")) and (not part or part == part_of_day(str(tour.get("time"))))
+
     def _manage(self, action: str) -> list[Call]:
         tour, ambiguous = self.target_tour
         if ambiguous:
@@ -708,6 +716,8 @@ class Turn:
                 args["cancellation_reason"] = reason
             return [Call("manage_tour_booking", args)]
         date, time = self.slot
+        if self._names_the_tour(tour, date, time):
+            return [Call("check_availability", {})]  # "my tour on Tuesday 8th, can I change it?": which, not when to
         if time and not date and not self.choice[1]:
             date = tour.get("date")
         part = self.intake.part_of_day

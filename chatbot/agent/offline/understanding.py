@@ -21,6 +21,7 @@ import phonenumbers
 from chatbot.agent.offline import lexicon as lx
 from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.when import When, find_when, spans
+from crm.identity import InvalidContactDetail, normalise_phone
 
 WHEN_FIELDS = ("preferred_date", "preferred_time")
 PEOPLE_FIELDS = ("parent_name", "child_name", "child_age")
@@ -88,7 +89,10 @@ class Reading:
         """This reading with a later message's reading on top (later facts win)."""
         later = other.when
         when = later if later.has_date or later.time else self.when
-        if not later.has_date and not later.time and (later.after or later.before):  # "after 3": a window that day
+        if later.time and not later.has_date and self.when.has_date:  # "9 Dec around 3" then "no, 11am": 9 Dec
+            when = replace(self.when, time=later.time, part_of_day=later.part_of_day, after=None, before=None,
+                           time_phrase=later.time_phrase)
+        elif not later.has_date and not later.time and (later.after or later.before):  # "after 3": a window that day
             when = replace(when, time=None, part_of_day=later.part_of_day, after=later.after, before=later.before)
         elif later.part_of_day and not later.has_date and not later.time:
             when = replace(when, part_of_day=later.part_of_day)
@@ -234,14 +238,23 @@ def _name_before(patterns: list[re.Pattern], text: str, any_start: bool = True) 
     return ""
 
 
+def _read_phone(written: str, region: str) -> str:
+    """A number found in a message as the tools store it (a neighbouring country's too: "6012 3456789" is
+    Malaysian, not a Singapore number with extra digits), else as written, for the tool to say what is wrong."""
+    try:
+        return normalise_phone(written, region)
+    except InvalidContactDetail:
+        return written.strip()
+
+
 def _phones(text: str, region: str) -> list[tuple[str, tuple[int, int]]]:
     found = [
-        (phonenumbers.format_number(m.number, phonenumbers.PhoneNumberFormat.E164), (m.start, m.end))
+        (_read_phone(m.raw_string, region), (m.start, m.end))
         for m in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.POSSIBLE)
     ]
     if not found:  # number-like but rejected by the library: pass it on so the tool can say what is wrong
         found = [
-            (m.group(0).strip(), m.span())
+            (_read_phone(m.group(0), region), m.span())
             for m in lx.PHONE_LIKE.finditer(text)
             if sum(map(str.isdigit, m.group(0))) >= 6
         ]
@@ -313,8 +326,10 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
         soft = not lx.CANCEL_WORD.search(sentence)
         moving = lx.RATHER_MOVE.search(sentence) or not find_when(sentence, hints.today, hints.now).is_empty
         found.add("reschedule" if soft and moving else "cancel")
-    if lx.RESCHEDULE.search(sentence):
-        found.add("reschedule")
+    if lx.NO_MOVE.search(sentence):
+        found.discard("reschedule")
+    elif lx.RESCHEDULE.search(sentence) or (hints.booked_children and lx.BARE_CHANGE.search(sentence)):
+        found.add("reschedule")  # "I have a tour on Tuesday. can change?": the tour they have
     if any(pattern.search(sentence) for pattern in (lx.CALLBACK, lx.CALLBACK_REF, lx.CALLBACK_CANCEL,
                                                     lx.CALLBACK_CHANGE)):
         found |= _callback_intents(sentence, found)
@@ -362,7 +377,7 @@ def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
     if lx.OFFTOPIC.search(sentence) and not school:
         reading.intents.add("offtopic")
         return
-    if not _is_question(sentence):
+    if not (_is_question(sentence) or (school and lx.QUESTION_INSIDE.search(sentence))):
         return
     about_slots = lx.AVAILABILITY.search(sentence) and (not school or lx.TOUR_WORD.search(sentence))
     dated = not find_when(sentence, hints.today, hints.now, hints.tour_times).is_empty
@@ -459,6 +474,8 @@ def read_message(text: str, hints: Hints) -> Reading:
             reading.reason = _reason(sentence)
         if lx.SPECIAL.search(sentence):
             reading.facts["special_requirements"] = sentence.strip()[:200]
+    if "reschedule" in reading.intents and "another" not in reading.intents:
+        reading.intents.discard("book")  # "I have a tour booked on Monday, can I move it?": no new tour
     topic, waitlist = lx.TOPIC.search(text), lx.WAITLIST.search(text)
     if "callback" in reading.intents and topic and waitlist and waitlist.start() >= topic.start(1):
         reading.intents.discard("waitlist")  # "call me tmr? abt the waiting list": what the call is about

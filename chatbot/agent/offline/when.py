@@ -92,7 +92,8 @@ _CLOCK = r"(?:\d{1,2}(?:[:.][0-5]\d)?(?:\s*[ap]m)?|noon|midday|lunch(?:\s?time)?
 _CLOCK_END = rf"(?![\d/])(?!\s*(?:st|nd|rd|th)\b)(?!\s+(?:of\s+)?{_MONTH})(?!\s+{_COUNTED})"
 WINDOW = re.compile(
     rf"(?<!\bages\s)(?<!\baged\s)(?<!\bage\s)"
-    rf"(?:\b(?:between|from)\s+(?P<start>{_CLOCK})\s*(?:and|n|&|to|till|until|-|–)\s*(?P<end>{_CLOCK}){_CLOCK_END}"
+    rf"(?:\b(?:between|from)\s+(?:at\s+)?(?P<start>{_CLOCK})\s*(?:and|n|&|to|till|until|-|–)\s*(?:at\s+)?"
+    rf"(?P<end>{_CLOCK}){_CLOCK_END}"
     rf"|\b(?:after|from|not\s+before|later\s+than)\s+(?:at\s+)?(?P<after>{_CLOCK}){_CLOCK_END}"
     rf"|\b(?:before|until|till|not\s+later\s+than)\s+(?:at\s+)?(?P<before>{_CLOCK}){_CLOCK_END})",
     re.IGNORECASE,
@@ -211,7 +212,14 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(r"(?<=\d)\s*-?\s*ish\b", re.IGNORECASE), " ish"),  # "3ish", "3-ish" -> "3 ish"
     (re.compile(r"(?<!\bfrom\s)(?<!\bbetween\s)\b(\d{1,2}(?::\d{2})?\s*(?:[ap]m)?)\s*[-–]\s*(\d{1,2}(?::\d{2})?\s*[ap]m)\b",
                 re.IGNORECASE), r"between \1 and \2"),  # "2-4pm": a window
+    # "10:00 to 12:00" (Chinese "10点到12点之间"), "9am until 11", "morning 9 to 11": a window from one to the other
+    (re.compile(r"(?<!\bfrom\s)(?<!\bbetween\s)\b(\d{1,2}:\d{2}|\d{1,2}\s*[ap]m)\s*(?:to|until|till|-|–)\s*"
+                r"(\d{1,2}(?::\d{2})?(?:\s*[ap]m)?)(?![\d:/])", re.IGNORECASE), r"from \1 to \2"),
+    (re.compile(r"\b(morning|afternoon|evening|tonight|night)\s+(\d{1,2})\s*(?:to|until|till|-|–)\s*(\d{1,2})\b"
+                r"(?![\d:/])", re.IGNORECASE), r"\1 from \2 to \3"),
     (re.compile(rf"\b({_WEEKDAY})\s+week\b", re.IGNORECASE), r"\1 next week"),  # British "Friday week"
+    # "the 18th, Friday" (Chinese "18号星期五", Malay "18hb Jumaat"): the weekday says which 18th, as "Friday the 18th"
+    (re.compile(rf"\bthe\s+(\d{{1,2}}(?:st|nd|rd|th))\s*,?\s+(?:a\s+)?({_WEEKDAY})\b", re.IGNORECASE), r"\2 the \1"),
     (re.compile(r"\b([01]?\d|2[0-3])([0-5]\d)\s?(?:hrs|hours|h)\b", re.IGNORECASE), r"\1:\2"),  # "1430hrs"
     (re.compile(r"\b(1[0-2]|0?[1-9])([0-5]\d)\s?([ap]m)\b", re.IGNORECASE), r"\1:\2\3"),  # "1030am"
     (re.compile(r"\b(1[0-2]|0?[1-9])\s(15|30|45)\s?([ap]m)\b", re.IGNORECASE), _spaced_time),  # "4 30pm"
@@ -559,7 +567,11 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
         half = _half_of_day(norm, match, parts)
         if match.re is WINDOW:  # "after 3pm", "between 12 n 2": a window, not an exact time
             start, end = _window(match, half, base, tour_times)
-            if start or end:
+            ranged = match.group(0).lower().startswith("from") and match.group("end")
+            if ranged and end in tour_times and not any(in_window(t, start, end) for t in tour_times):
+                # "10am to 11am" where tours start at 9 and 11: no start lies before 11, so it means 11
+                when = replace(when, time=end, after=None, before=None, time_phrase=said(*match.span()))
+            elif start or end:
                 when = replace(when, time=None, after=start, before=end, part_of_day=window_part(start, end),
                                time_phrase=said(*match.span()))
             continue

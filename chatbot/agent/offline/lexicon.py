@@ -409,3 +409,5 @@ NOT_NAME_ENDING = _endings(_LISTS)
 # the first character of a Chinese name: a common surname, or a nickname's prefix (小明, 阿强, 老王); a word in a
 # question that starts otherwise ("可以带孩子一起参观吗": 一起, together) is no name
 HAN_NAME_START = frozenset("".join(data.get("name_starts", "") for data in _LISTS))
+# nor does a Chinese name start with a particle or a pronoun ("的那个": the one; "就这个": this one)
+HAN_NOT_NAME_START = frozenset("".join(data.get("not_name_starts", "") for data in _LISTS))

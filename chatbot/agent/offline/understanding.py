@@ -40,6 +40,7 @@ ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")
 SIMILAR_NAME = 0.6  # "Jon" for "John" (0.86) is a correction; "Ana" for "John" (0.29) is not
 MAX_AGE = 18
 MAX_ANSWER_WORDS = 6
+MAX_NAME_PARTS = 4  # a romanised Chinese name can have four ("Raymond Lim Boon Hock")
 
 
 @dataclass
@@ -181,14 +182,16 @@ def _name_word(word: str) -> bool:
     lowered = word.lower().strip("'.")
     verb = word.islower() and lowered.endswith("ing")  # "I'm meeting a friend", "I'm writing about..."
     known = (lx.NOT_NAME_ENDING.search, lx.SCHOOL_WORDS.fullmatch, lx.YES.fullmatch, lx.NO.fullmatch)
-    phrase = lx.HAN_WORD.fullmatch(word) and len(word) > lx.MAX_HAN_NAME  # "先看看别的": a phrase, not a name
+    phrase = lx.HAN_WORD.fullmatch(word) and (len(word) > lx.MAX_HAN_NAME  # "先看看别的": a phrase, not a name
+                                              or word[0] in lx.HAN_NOT_NAME_START)  # "的那个": a particle first
     return not (lowered in lx.NOT_A_NAME or verb or phrase or any(c.isdigit() for c in word)
                 or any(check(lowered) for check in known) or spans(word))
 
 
 def _clean_name(raw: str, whole: bool = True) -> str:
     """The name words at the start of `raw` ("Jon Tan" of "Jon Tan and my son"), '' if it is no name. Up to
-    three words, or six with "bin"/"binti"/"s/o" between them; an initial only beside a name ("R. Priya").
+    four words ("Raymond Lim Boon Hock"), or six with "bin"/"binti"/"s/o" between them; an initial only beside a
+    name ("R. Priya").
     Not `whole`: a name said by the way, whose further words count only when capitalised ("Sam" of "Sam
     wants to come")."""
     words: list[str] = []
@@ -204,7 +207,7 @@ def _clean_name(raw: str, whole: bool = True) -> str:
     while words and words[-1].lower() in lx.NAME_CONNECTORS:  # "Irfan bin" with no name after it
         words.pop()
     joined = any(w.lower() in lx.NAME_CONNECTORS for w in words[1:])
-    words = words[: 6 if joined else 3]
+    words = words[: 6 if joined else MAX_NAME_PARTS]
     if not words or words[0].lower().endswith("'s") or all(_is_initial(w) for w in words):
         return ""  # "S", "K": a letter alone is no name
     if len(words[0].strip(".")) == 1 and not _is_initial(words[0]):

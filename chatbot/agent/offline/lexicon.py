@@ -281,6 +281,8 @@ CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|both|brother|sister|siblings?|for|named|calle
 # "Leo and Mia", "Leo, Mia and Sam": capitalised names joined by commas and a final and/&
 NAME_LIST = re.compile(rf"\b{_CAP}(?:\s*,\s*{_CAP})*\s*,?\s+(?i:{_AND})\s+{_CAP}\b")
 CAP_NAME = re.compile(rf"\b{_CAP}\b")
+# a run of capitalised words, maybe after an initial ("Mark Reyes", "S. Suresh"): a name typed again, fuller or respelt
+CAP_RUN = re.compile(rf"(?<![\w.])(?:[A-Z]\.\s*)?[A-Z][a-z'-]+(?:\s+(?:{_CONNECTOR}\s+)?[A-Z][a-z'-]+)*")
 CALLED_NAME = re.compile(rf"\b(?i:called|named)\s+({_CAP})\b")  # "the older one is called Ming"
 # the same in lower case, only right after a word for children: "my twins leo and mia"
 LOWER_NAME_LIST = _rx(rf"\b{_KIDS}\s*(?:,|:|-|are|called|named)?\s*([a-z][a-z'-]+)\s+{_AND}\s+([a-z][a-z'-]+)\b")

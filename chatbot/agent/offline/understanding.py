@@ -201,6 +201,8 @@ def _clean_name(raw: str, whole: bool = True) -> str:
         joins = word.lower() in lx.NAME_CONNECTORS and bool(words)
         if not (joins or _is_initial(word, first=not words) or _name_word(word)):
             break
+        if words and _script(word) != _script(words[-1]) and not _is_initial(words[-1]):
+            break  # "Wei Ling 打错了" (typed it wrong): a name is written in one script
         if words and not whole and not joins and not word[:1].isupper():
             break
         words.append(word)
@@ -214,6 +216,11 @@ def _clean_name(raw: str, whole: bool = True) -> str:
         return ""
     name = " ".join(words)
     return name.title() if name.islower() or name.isupper() else name
+
+
+def _script(word: str) -> str:
+    """"han", "tamil" or "latin": the script a word is written in."""
+    return "han" if lx.HAN_WORD.match(word) else "tamil" if re.match(r"[\u0b80-\u0bff]", word) else "latin"
 
 
 def _name(patterns: list[re.Pattern], text: str, whole: bool = True) -> str:
@@ -413,6 +420,26 @@ def _name_correction(text: str, hints: Hints) -> tuple[str, str] | None:
     return None
 
 
+def _name_again(text: str, hints: Hints, correcting: bool) -> tuple[str, str] | None:
+    """("parent_name", "Mark Reyes") when a name already given is typed again, fuller ("Mark", then "Mark Reyes sorry
+    hit enter too soon": the same first words with a surname added) or, in a correction, respelt ("S. Sures",
+    then "sorry, S. Suresh"): the later form replaces the earlier one."""
+    for run in lx.CAP_RUN.finditer(text):
+        said = _clean_name(run.group(0), whole=False)
+        words = said.lower().split()
+        for name_field in ("parent_name", "child_name"):
+            value = str(hints.known.get(name_field) or "")
+            known = value.lower().split()
+            if not known or not words or words == known:
+                continue
+            fuller = len(words) > len(known) and words[: len(known)] == known
+            respelt = (correcting and len(words) == len(known) and words[0][0] == known[0][0]
+                       and SequenceMatcher(None, said.lower(), value.lower()).ratio() >= SIMILAR_NAME)
+            if fuller or respelt:
+                return name_field, said
+    return None
+
+
 def _reason(sentence: str) -> str:
     """Why a tour is cancelled: "because ...", or what follows "cancel T-XXXX, ..."."""
     match = lx.REASON.search(sentence)
@@ -489,7 +516,8 @@ def _names_a_slot(sentence: str, hints: Hints) -> bool:
 
 def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     """Parent and child names and the child's age (or the name a correction fixes)."""
-    fixed = _name_correction(bare, hints) if reading.correcting else None
+    fixed = (_name_correction(bare, hints) if reading.correcting else None) or _name_again(
+        bare, hints, reading.correcting)
     if fixed:
         reading.facts[fixed[0]] = fixed[1]
         reading.corrections.add(fixed[0])

@@ -278,6 +278,16 @@ GROUP_SIZES = {"twins": 2, "twin": 2, "triplets": 3}  # a group word and how man
 GROUP = _rx(r"\b(" + "|".join(GROUP_SIZES) + r")\b")
 CHILD_COUNT = _rx(rf"\b([2-9])\s+(?:(?:little|young|small)\s+)?{_KIDS}\b")  # "my two boys" (words are digits by now)
 CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|both|brother|sister|siblings?|for|named|called|names are|they(?:'re| are))\b")
+# the one child of several who comes: "only Noah would be starting", "just the little one", "Hana just (je)",
+# "Divya க்கு only (தான்)" (a Tamil case ending may sit between the name and the word); "Ava just turned 6" is no such
+_YOUNGER = r"younger|youngest|small|smaller|little|baby"
+_OLDER = r"older|oldest|elder|eldest|big|bigger"
+_WHICH_ONE = rf"(?:the\s+)?(?:(?P<younger>{_YOUNGER})|(?P<older>{_OLDER}))\s+(?:one|1)"  # numbers are digits
+ONLY_CHILD = _rx(
+    rf"\b(?:only|just)\s+(?:for\s+)?(?:{_WHICH_ONE}|(?P<name>{_NAME}))\b"
+    rf"|\b(?:{_WHICH_ONE.replace('?P<', '?P<then_')}|(?P<then_name>{_NAME}))"
+    r"(?=(?:\s+[\u0b80-\u0bff]+)?\s+(?:only|just)\b(?!\s+(?:turned|\d)))"  # "but just Tess": its word stays
+)
 # "Leo and Mia", "Leo, Mia and Sam": capitalised names joined by commas and a final and/&
 NAME_LIST = re.compile(rf"\b{_CAP}(?:\s*,\s*{_CAP})*\s*,?\s+(?i:{_AND})\s+{_CAP}\b")
 CAP_NAME = re.compile(rf"\b{_CAP}\b")
@@ -288,7 +298,7 @@ CALLED_NAME = re.compile(rf"\b(?i:called|named)\s+({_CAP})\b")  # "the older one
 LOWER_NAME_LIST = _rx(rf"\b{_KIDS}\s*(?:,|:|-|are|called|named)?\s*([a-z][a-z'-]+)\s+{_AND}\s+([a-z][a-z'-]+)\b")
 # a name with its age: "Sam (6)", "Mia, 4", "Aiden is 7", "Chloe who's 4", "Max aged 2", "Leo 5yo"
 NAME_AGE = re.compile(
-    rf"\b({_CAP})\s*(?:\(\s*|,\s*|\s+(?:(?i:is|'s|who is|who's|aged?|age|just turned)\s+)?)(\d{{1,2}})"
+    rf"\b({_CAP}(?:\s+{_CAP})?)\s*(?:\(\s*|,\s*|\s+(?:(?i:is|'s|who is|who's|aged?|age|just turned)\s+)?)(\d{{1,2}})"
     rf"(?:\s*(?i:years?|yrs?|y/?o|yo))?\b(?!\s*(?i:am|pm|:|/|\.\d|st|nd|rd|th)\b)"
     rf"(?!\s*(?:,\s*\d|(?i:{_AND})\s+\d))"  # "Leo and Mia, 5 and 3": the ages of a list (AGE_LIST), not Mia's
 )

@@ -31,6 +31,7 @@ from chatbot.agent.offline.understanding import (
     WHEN_FIELDS,
     Hints,
     Reading,
+    keep_only,
     merge_children,
     read_lines,
     region_for,
@@ -304,7 +305,9 @@ class Turn:
     @cached_property
     def family_size(self) -> int:
         """How many children come: those known, or more when the parent said so ("my three kids")."""
-        counts = [r.child_count for r in [*self._family_readings, self.reading]]
+        readings = [*self._family_readings, self.reading]
+        restricted = max((i for i, r in enumerate(readings) if r.only), default=-1)  # "only Noah is coming"
+        counts = [r.child_count for r in readings[restricted + 1 :]]
         return max([len(self.family), *counts])
 
     @property
@@ -925,8 +928,10 @@ def _with_children(children: list[dict], reading: Reading) -> list[dict]:
     """The children with what one message said of them: its list of children, or its one child (the only
     child's name and age for a one-child booking, as the tools' child_name / child_age; among several, the
     child of that name, the one spelt like it when correcting, or one child more)."""
+    if reading.only:  # "only Noah would be starting": of the children known, the one said
+        children = keep_only(children, reading.only)
     if reading.children:
-        return merge_children(children, reading.children)
+        return keep_only(merge_children(children, reading.children), reading.only)
     one = {f: reading.facts[f"child_{f}"] for f in ("name", "age") if reading.facts.get(f"child_{f}") not in (None, "")}
     if not one:
         return children

@@ -85,6 +85,7 @@ class Reading:
     said: dict[str, str] = field(default_factory=dict)  # a question in English words -> the parent's own words
     unsure: dict[str, str] = field(default_factory=dict)  # a name said without saying whose: {"child_name": "Mira"}
     child_said: bool = False  # the child's name came with a word that says it is the child's ("son Irfan")
+    only: str = ""  # of several children, the one coming: a name, or "younger" / "older" ("only the small one")
 
     def merge(self, other: "Reading") -> "Reading":
         """This reading with a later message's reading on top (later facts win)."""
@@ -94,6 +95,8 @@ class Reading:
             when = replace(when, time=None, part_of_day=later.part_of_day, after=later.after, before=later.before)
         elif later.part_of_day and not later.has_date and not later.time:
             when = replace(when, part_of_day=later.part_of_day)
+        only = other.only or self.only
+        children = keep_only(merge_children(self.children, other.children), only)
         return Reading(
             intents=self.intents | other.intents,
             questions=self.questions + other.questions,
@@ -110,12 +113,13 @@ class Reading:
             call_time=other.call_time or self.call_time,
             relation=other.relation or self.relation,
             correcting=self.correcting or other.correcting,
-            children=merge_children(self.children, other.children),
-            child_count=other.child_count or self.child_count,
+            children=children,
+            child_count=len(children) if only else other.child_count or self.child_count,
             adds_child=self.adds_child or other.adds_child,
             said={**self.said, **other.said},
             unsure={**self.unsure, **other.unsure},
             child_said=self.child_said or other.child_said,
+            only=only,
         )
 
 
@@ -139,6 +143,20 @@ def merge_children(children: list[dict], said: list[dict]) -> list[dict]:
                 merged.append(target)
         target.update({k: v for k, v in child.items() if v not in (None, "")})
     return merged
+
+
+def keep_only(children: list[dict], only: str) -> list[dict]:
+    """Of several children, the one said to be coming (`Reading.only`): the one of that name, or the youngest or
+    the oldest when all ages are known; all of them when it names none of them."""
+    if len(children) < 2 or not only:
+        return children
+    if only in ("younger", "older"):
+        if any(c.get("age") is None for c in children):
+            return children
+        pick = (min if only == "younger" else max)(children, key=lambda c: int(c["age"]))
+        return [pick]
+    named = [c for c in children if str(c.get("name") or "").lower() == only.lower()]
+    return named[:1] or children
 
 
 @lru_cache(maxsize=64)
@@ -610,7 +628,7 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     found: list[tuple[int, str, int | None]] = []  # (where, name, age)
 
     def add(at: int, name: str, age: int | None = None) -> None:
-        name = name.removesuffix("'s")  # "Sam's 6"
+        name = _name_ending(name.removesuffix("'s"))  # "Sam's 6"; "Mei Xin 4"; "Hi Ava 6": Ava
         if not _clean_name(name) or name.lower() == parent or (age is not None and not 0 < age <= MAX_AGE):
             return
         found.append((at, name.title() if name.islower() else name, age))
@@ -672,6 +690,11 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     aged = [c["age"] for c in children if "age" in c]
     if group and len(children) >= 2 and len(aged) == 1:  # "twins, Leo n Mia, 5": twins are the same age
         children = [{**c, "age": aged[0]} for c in children]
+    named_before = [{"name": str(hints.known.get("child_name") or "")}, *hints.known_children]
+    reading.only = _only_child(digits, [*children, *named_before])
+    if reading.only and len(keep_only(children, reading.only)) == 1:  # "two kids, Ava 6 and Noah 3, only Noah"
+        children, reading.child_count = keep_only(children, reading.only), 1
+        reading.facts.update({f"child_{k}": v for k, v in children[0].items()})
     several = len(children) >= 2 or reading.child_count >= 2 or (adds and children)
     if several or hints.asked_ages_of or "family_again" in hints.asked:
         reading.children = children
@@ -679,6 +702,28 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         if children or reading.child_count >= 2:
             reading.facts.pop("child_name", None)
             reading.facts.pop("child_age", None)
+
+
+def _name_ending(words: str) -> str:
+    """The longest run of name words that ends `words` ("Ava" of "Hi Ava", "Mei Xin" of "Mei Xin")."""
+    split = words.split()
+    return next((" ".join(split[i:]) for i in range(len(split))
+                 if len(_clean_name(" ".join(split[i:])).split()) == len(split) - i), "")
+
+
+def _only_child(text: str, children: list[dict]) -> str:
+    """The one child said to be the only one coming ("only Noah would be starting", "Hana je"): its name (one of
+    `children`, or any name written as one: the children it picks from may come in another message), or
+    "younger" / "older" ("only the small one is joining"); '' when no child is named so."""
+    names = {str(c.get("name") or "").lower() for c in children} - {""}
+    for match in lx.ONLY_CHILD.finditer(text):
+        said = {k.removeprefix("then_"): v for k, v in match.groupdict().items() if v}
+        if "younger" in said or "older" in said:
+            return "younger" if "younger" in said else "older"
+        name = said.get("name", "")
+        if name.lower() in names or (_clean_name(name) and not name.islower()):  # a child named before, or a name
+            return name
+    return ""
 
 
 def _title_short(text: str) -> str:

@@ -136,6 +136,17 @@ def test_never_the_same_reply_twice_and_a_person_at_the_second_miss(parent, uncl
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("phone", ["+44 7700 900999", "0000 1111"])
+def test_a_detail_rejected_again_and_again_gets_a_person_not_the_same_error(parent, phone):
+    """The parent gives something each time (so it is no miss of nothing), but the tool rejects it each time: the
+    third reply is no longer the same complaint, it says what is missing and offers a call back."""
+    parent.say("I'd like to book a tour for Mia, 5, I'm Grace Lim")
+    replies = [parent.say(f"my number is {phone}") for _ in range(3)]
+    assert all(a != b for a, b in zip(replies, replies[1:], strict=False)), replies
+    assert "call you back" in replies[2], replies
+
+
+@pytest.mark.django_db(transaction=True)
 def test_please_cancel_my_tour_without_a_tour_says_there_is_none(parent):
     reply = parent.say("Please cancel my tour")
     assert "couldn't find any upcoming tours" in reply

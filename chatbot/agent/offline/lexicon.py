@@ -207,6 +207,15 @@ _OF_LIST = r"(?:one|slot|time|option|session|tour)s?"
 _ALONE = r"(?=\s*(?:la+h?|leh|pls|please)?\s*[.!]*\s*$)"  # "the earlier pls": nothing follows
 EXTREME = _rx(rf"\b(?:(soonest|earliest|first available|next available|(?:the\s+)?(?:earlier|sooner)\s+{_OF_LIST}"
               rf"|the\s+(?:earlier|sooner){_ALONE})|(latest|(?:the\s+)?later\s+{_OF_LIST}|the\s+later{_ALONE}))\b")
+# Any of the options listed will do: the soonest of those that fit is taken ("either is fine", "any time ok",
+# "whichever", "both work"); "either"/"both" speak of two, so of more than two the parent is asked which
+_FINE = r"(?:is\s+|are\s+|r\s+|also\s+|would be\s+|will be\s+)?(?:fine|ok|okay|good|works?|can|alright|suits?)\b"
+_ANY_OF = r"(?:\s+(?:one|1|ones|time|times|slot|slots|of them|of those|of these|of the \d))?"
+ANY_OPTION = _rx(
+    rf"\b(?:(?P<two>either{_ANY_OF}(?:\s+{_FINE}|\s*[.!]*\s*$|\s+honestly|\s+really)|both{_ANY_OF}\s+{_FINE})"
+    rf"|any ?(?:one|1|time|times|slot|slots|of them|of those|of these)\s+{_FINE}|whichever\b|all{_ANY_OF}\s+{_FINE}"
+    r"|(?:i\s+)?(?:don'?t|do not)\s+mind\s+which\b|no preference\b)"
+)
 # The time of the tour being moved, kept on the new day ("thurs same time instead", "friday, same slot")
 SAME_TIME = _rx(r"\b(?:the\s+)?same\s+(?:time|slot|hour)\b")
 BARE_NUMBER = _rx(r"^\s*(\d{1,2})\s*[.)!]?\s*(?:please|pls)?\s*$")

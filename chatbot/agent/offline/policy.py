@@ -342,9 +342,13 @@ class Turn:
         dated = [o for o in options if _slot_matches(o, when)] if when.kind == "day" else []
         if reading.choice is not None and len(dated) == 1:  # "the 2nd" when the 2 December is listed: that day
             return dated, True
-        if reading.extreme and options:  # "the soonest", "the latest in the afternoon"
+        if reading.extreme and options:  # "the soonest", "the latest in the afternoon", "either is fine"
             fitting = [o for o in options if _slot_matches(o, when)] or options
-            pick = (min if reading.extreme == "soonest" else max)(fitting, key=lambda o: (o["date"], o["time"]))
+            if reading.extreme in ("any", "either"):  # "either is fine": of those that fit what was asked for
+                fitting = [o for o in fitting if self.intake.fits(o["date"], o["time"])] or fitting
+            if reading.extreme == "either" and len(fitting) > 2:  # "either" of four: which two is not said
+                return fitting, True
+            pick = (max if reading.extreme == "latest" else min)(fitting, key=lambda o: (o["date"], o["time"]))
             return [pick], True
         if reading.choice is not None:
             if reading.choice == -1:
@@ -858,8 +862,9 @@ class Turn:
             else:
                 text = compose(self)
             answered = any(r.get("status") == "success" for r in self.conv.results("get_faq_answer"))
-            if self._missed_again(declared) or (text == self.previous and not answered):  # a question asked
-                text = self._not_again(declared, text)  # again is answered again
+            again = text == self.previous or self._said_twice(text)
+            if self._missed_again(declared) or (again and not answered):  # a question asked again is answered
+                text = self._not_again(declared, text)  # again
             return Decision(text=text, declared=declared)
 
     def _not_again(self, declared: Declared, text: str) -> str:
@@ -872,7 +877,7 @@ class Turn:
         escalate = (replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered))
         not_sure = any(r.get("status") != "success" and not asked_nothing(r)  # a real question, not answered
                        for r in self.conv.results("get_faq_answer"))
-        if self._missed_again(declared) or not_sure:
+        if self._missed_again(declared) or not_sure or self._said_twice(text):
             first = []
         elif not set(declared.asked) - {"offer_callback"}:
             first = [replies.not_understood(), replies.help_text()]
@@ -881,6 +886,10 @@ class Turn:
         else:
             first = [replies.join([replies.not_caught(), text])]
         return next(t for t in chain(first, escalate) if t != self.previous)  # the last two differ from each other
+
+    def _said_twice(self, text: str) -> bool:
+        """Whether the last reply was this one already said as not caught: a third time would be a loop."""
+        return self.previous == replies.join([replies.not_caught(), text])
 
     def _missed_again(self, declared: Declared) -> bool:
         """Whether this reply would ask the same question a third time: the state shows the last reply asked it

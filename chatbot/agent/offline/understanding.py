@@ -72,7 +72,8 @@ class Reading:
     booking_refs: list[str] = field(default_factory=list)
     callback_refs: list[str] = field(default_factory=list)  # call backs named by reference ("C-WUC3X6")
     choice: int | None = None  # index into the options shown; -1 for "the last one"
-    extreme: str = ""  # "soonest" or "latest": the option picked by when it is ("the soonest", "earliest one")
+    extreme: str = ""  # "soonest" or "latest": the option picked by when it is ("the soonest", "earliest one");
+    # "any" ("whichever", "any time ok") or "either" ("either is fine", "both work": one of two): the soonest
     hour: int | None = None  # "11 then": a bare hour naming one of the options shown
     reason: str = ""
     topic: str = ""
@@ -747,7 +748,10 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     """The option picked, and what a call back is about and when."""
     reading.choice = _choice(text, hints)
     extreme = lx.EXTREME.search(text) if hints.options else None
+    any_one = lx.ANY_OPTION.search(text) if hints.options and not extreme else None
     reading.extreme = ("soonest" if extreme.group(1) else "latest") if extreme else ""
+    if any_one:  # "either is fine": the soonest, when it is one of two ("any" of any number)
+        reading.extreme = "either" if any_one.group("two") else "any"
     hour = lx.HOUR_ONLY.match(bare)
     age = hour and reading.facts.get("child_age") == int(hour.group(1))  # "son Arjun 6": his age, not 6 o'clock
     if (hour and not age and reading.choice is None and hints.options and len(text.split()) <= 5

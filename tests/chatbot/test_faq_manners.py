@@ -166,6 +166,15 @@ def test_please_cancel_my_tour_without_a_tour_says_there_is_none(parent):
     ("yup", ("book",)),
     ("yes change it", ("reschedule",)),
     ("ok.what time is it?", ("book",)),
+    # approval worded as people word it (classes found missing on SGD's AFFIRM and SELECT turns; phrasing ours)
+    ("that slot works for me", ("book",)),
+    ("you got it", ("book",)),
+    ("indeed", ("reschedule",)),
+    ("this one is okay for me", ("book",)),
+    ("we like that one", ("book",)),
+    ("oh that all sounds fine", ("book",)),
+    ("that's the one", ("book",)),
+    ("that time seems good", ("reschedule",)),
 ])
 def test_a_yes_said_the_everyday_way(text, actions):
     assert says_yes(text, actions)
@@ -179,6 +188,10 @@ def test_a_yes_said_the_everyday_way(text, actions):
     ("不要改", ("reschedule",)),
     ("வேண்டாம்", ("cancel",)),
     ("hmm ok", ("book",)),
+    ("that doesn't sound right", ("book",)),
+    ("this never works for me", ("book",)),
+    ("it seems early", ("book",)),
+    ("that is not what I want", ("book",)),
 ])
 def test_a_no_or_a_hesitation_still_wins(text, actions):
     assert not says_yes(text, actions)

@@ -74,12 +74,23 @@ MY_TOUR = _rx(
     r"|\bremind me\b[^?.!]*\b(?:tour|booking)|\b(?:check|see|show)\b[^?.!]*\bmy (?:tour|booking)"
 )
 YES = _rx(  # also what the tools take as a yes to a read-back (chatbot.agent.confirmation)
-    r"^\W*(?:y|yes+|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|correct|confirm(?:ed)?|absolutely"
-    r"|definitely|of course|go ahead|please do|please go ahead|do it|book it|perfect|great|lovely|fine|right|please"
-    r"|(?:that|it)(?:'s|'ll| is| will| would)?(?: be)? (?:right|correct|perfect|great|good)"
-    r"|that(?:'s|'ll| is| will| would)?(?: be)? (?:fine|ok|okay)"
-    r"|(?:that |it )?(?:sounds?|looks?|works?)(?: (?:good|great|perfect|fine|right|for me))?|works for me"
-    r"|(?:i|we)(?:'?ll| will| would like to) take (?:it|that|the (?:seat|place|spot|one)))\b"
+    r"^\W*(?:(?:oh+|ah+|wow)\b[\s,.!]*)?(?:y|yes+|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|correct"
+    r"|confirm(?:ed)?|absolutely|definitely|of course|go ahead|please do|please go ahead|do it|book it|perfect|great"
+    r"|lovely|fine|right|please"
+    r"|(?:that|this|it)(?: one)?(?:'s|'ll| is| will| would)?(?: be)? (?:right|correct|perfect|great|good)"
+    r"|(?:that|this)(?: one)?(?:'s|'ll| is| will| would)?(?: be)? (?:fine|ok|okay)"
+    r"|(?:(?:that|this|it)(?: (?!not\b|never\b|hardly\b)\w+)? )?(?:all )?(?:sounds?|looks?|works?)"
+    r"(?: (?:good|great|perfect|fine|right|nice|for me))?|works for me"
+    r"|(?:that|this|it)(?: \w+)? seems? (?:good|great|perfect|fine|right|nice|ok|okay)"
+    r"|(?:i|we)(?:'?ll| will| would like to) take (?:it|that|the (?:seat|place|spot|one))"
+    # approval of what was offered or read back, as people word it (classes measured on SGD's SELECT and AFFIRM
+    # turns): "that one works for me", "I like that one", "that's a good one", "you got it", "indeed"
+    r"|(?:that|this|it)(?: one| slot| time| all)?(?:'s| is| will| would| seems| sounds| looks)?(?: be)?(?: just)?"
+    r" (?:accurate|confirmed|nice|wonderful|excellent|ideal|better|what i (?:want|need|asked for)\w*|the one)"
+    r"|(?:that|this|it)(?: one| slot| time)?(?: will| would)? (?:works?|suits?)(?: me| us)?"
+    r"|(?:that|this|it)(?:'s| is) (?:a|the) (?:good|great|perfect|nice|fine) one"
+    r"|(?:i|we) (?:like|love) (?:that|this|it)(?: one)?|(?:i|we) confirm|you got it|indeed|excellent|fantastic"
+    r"|awesome|wonderful|let'?s do (?:it|that|this)(?: one)?|go for (?:it|that|this)(?: one)?|that'?s it)\b"
     r"|^\W*can(?:\s+(?:can|lah|la|ah))?\W*$"  # Singapore English: a bare "can!" is a yes
 )
 WAITLIST = _rx(  # joining a full tour's waitlist; "let me know if someone cancels" is no cancellation

@@ -888,8 +888,13 @@ class Turn:
         return next(t for t in chain(first, escalate) if t != self.previous)  # the last two differ from each other
 
     def _said_twice(self, text: str) -> bool:
-        """Whether the last reply was this one already said as not caught: a third time would be a loop."""
-        return self.previous == replies.join([replies.not_caught(), text])
+        """Whether the last reply was this one already said as not caught, and the parent sent nothing new (nothing
+        the reader could use, or the very details the tools just turned down): a third time would be a loop."""
+        if self.previous != replies.join([replies.not_caught(), text]):
+            return False
+        before = self.earlier[-1][0] if self.earlier else None
+        same = before is not None and bool(self.reading.facts) and self.reading.facts == before.facts
+        return same or _gave_nothing(self.reading)
 
     def _missed_again(self, declared: Declared) -> bool:
         """Whether this reply would ask the same question a third time: the state shows the last reply asked it

@@ -146,3 +146,20 @@ def test_a_respelt_name_in_a_correction_replaces_the_old_one(before, text, fixed
 def test_a_shorter_or_unrelated_name_does_not_replace_a_known_one():
     assert "parent_name" not in read_message("Dana", known(parent_name="Dana Whitfield")).corrections
     assert "parent_name" not in read_message("Marcus Webb is coming too", known(parent_name="Dana Whitfield")).facts
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("yes go ahead, Harriet Vance", "Harriet Vance"),  # en: the name signs the yes
+    ("can book, Lim Siew Hoon", "Lim Siew Hoon"),  # Singapore English
+    ("ok boleh, Nor Azizah", "Nor Azizah"),  # ms
+    ("好的，陈美玲", "陈美玲"),  # zh
+    ("சரி, Revathi Mohan", "Revathi Mohan"),  # ta
+])
+def test_a_name_signing_a_yes_answers_the_name_asked_for(text, name):
+    assert read_message(text, hints("parent_name")).facts.get("parent_name") == name
+
+
+@pytest.mark.parametrize("text", ["ok, Sounds Good", "yes book it, Tuesday", "sure, Thanks", "好的，可以",
+                                  "yes, book it"])
+def test_words_after_a_comma_that_are_no_name_sign_nothing(text):
+    assert "parent_name" not in read_message(text, hints("parent_name")).facts

@@ -598,6 +598,9 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts["child_name"] = leading
     elif leading and "parent_name" in hints.asked:
         reading.facts["parent_name"] = leading
+    signed = "" if leading or "parent_name" not in hints.asked else _signed_name(bare)
+    if signed:  # "yes book it, Jenna Morales" to "And may I have your name?"
+        reading.facts.setdefault("parent_name", signed)
     maybe = "" if leading else _name(lx.MAYBE_CHILD, bare, whole=False)
     if maybe and "child_name" in hints.asked and "parent_name" not in hints.asked:
         reading.facts["child_name"] = maybe  # "for Mira" to "What's your daughter's name?"
@@ -607,6 +610,20 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts.setdefault("child_name", hints.unsure["child_name"])
     elif hints.unsure and not reading.unsure and "no" in reading.intents and "parent_name" in hints.unsure:
         reading.facts.setdefault("parent_name", hints.unsure["parent_name"])  # "no, that's me"
+
+
+def _signed_name(bare: str) -> str:
+    """A name that ends a line after a comma, every word of it capitalised as typed (or a Chinese name: "yes book it,
+    Jenna Morales", "ok boleh, Siti Aminah", "好的，陈美玲"): the parent signing with the name just asked for."""
+    for line in bare.splitlines():
+        *before, part = re.split(r"[,;]", line)
+        words = part.split()
+        written = all(w[:1].isupper() or (lx.HAN_WORD.fullmatch(w) and _could_be_han_name(w)) for w in words)
+        if before and words and "?" not in part and written and _only_name(part):
+            name = _clean_name(part)
+            if len(name.split()) == len(words):
+                return name
+    return ""
 
 
 def _only_name(part: str) -> bool:

@@ -147,6 +147,15 @@ def test_a_detail_rejected_again_and_again_gets_a_person_not_the_same_error(pare
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("no", "unbooked"), [("no", "nothing is booked"), ("nope", "nothing is booked"),
+                                              ("不要", "没有任何预约")])
+def test_a_second_no_to_the_same_read_back_leaves_it_unbooked_instead_of_asking_again(parent, no, unbooked):
+    parent.say("book a tour for Mia, 5, next Tuesday at 11am. I'm Grace Lim, 9123 4567")
+    first, second = parent.say(no), parent.say(no)
+    assert first != second and unbooked not in first and unbooked in second, (first, second)
+
+
+@pytest.mark.django_db(transaction=True)
 def test_please_cancel_my_tour_without_a_tour_says_there_is_none(parent):
     reply = parent.say("Please cancel my tour")
     assert "couldn't find any upcoming tours" in reply

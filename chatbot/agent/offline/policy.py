@@ -431,6 +431,8 @@ class Turn:
             return "cancel"  # "now book Sam" after "cancel Mia's tour?": the cancellation still stands, read back both
         if "cancel" in intents and not self.conv.upcoming_tours and "offer_book" in self.asked:
             return "drop"  # "cancel that" at a booking's read-back: nothing was booked
+        if "no" in intents and "offer_book" in self.asked and self._no_again:
+            return "drop"  # a second "no" to the same read-back: it is not wanted, not a change to ask about again
         if intents & set(CALLBACK_CHANGES):  # "change my callback C-WUC3X6 to...", "cancel my call back"
             return "callback"
         for intent in FLOW_INTENTS:
@@ -886,6 +888,13 @@ class Turn:
         else:
             first = [replies.join([replies.not_caught(), text])]
         return next(t for t in chain(first, escalate) if t != self.previous)  # the last two differ from each other
+
+    @property
+    def _no_again(self) -> bool:
+        """Whether the parent's previous message was a no to the read-back this one says no to as well."""
+        before = self.earlier[-1][0] if self.earlier else None
+        answered = self.state.answered[-1] if self.state.answered else []
+        return before is not None and "no" in before.intents and "read_back" in answered
 
     def _said_twice(self, text: str) -> bool:
         """Whether the last reply was this one already said as not caught, and the parent sent nothing new (nothing

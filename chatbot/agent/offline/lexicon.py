@@ -10,6 +10,8 @@ from pathlib import Path
 
 _I = re.IGNORECASE
 LEXICONS = Path(__file__).with_name("lexicons")
+# The English words below (contractions, number words, what is no name...) are data, as the other languages' are
+ENGLISH: dict = json.loads(Path(__file__).with_name("english.json").read_text(encoding="utf-8"))
 
 
 def _rx(pattern: str) -> re.Pattern:
@@ -158,11 +160,7 @@ CORRECTION = _rx(
 )
 
 # "hes Ethan", "im Jon", "cant make it": apostrophes people leave out, put back before reading
-CONTRACTIONS = {
-    "hes": "he's", "shes": "she's", "im": "i'm", "ive": "i've", "theyre": "they're", "whats": "what's",
-    "thats": "that's", "dont": "don't", "cant": "can't", "wont": "won't", "didnt": "didn't", "isnt": "isn't",
-    "doesnt": "doesn't", "couldnt": "couldn't", "wouldnt": "wouldn't", "youre": "you're", "lets": "let's",
-}
+CONTRACTIONS: dict[str, str] = ENGLISH["contractions"]
 CONTRACTION = _rx(r"\b(" + "|".join(CONTRACTIONS) + r")\b")
 
 # --- details -------------------------------------------------------------------------------------------------------
@@ -207,7 +205,7 @@ ORDINAL = _rx(
     r"\b(first|second|third|fourth|fifth|sixth|seventh|eighth|last)\b"
     r"(?!\s+(?:child|son|daughter|kid|tour|time|week|month|year|name|thoughts?|though|look|opinion|half))"
 )
-ORDINALS = {"first": 0, "second": 1, "third": 2, "fourth": 3, "fifth": 4, "sixth": 5, "seventh": 6, "eighth": 7}
+ORDINALS: dict[str, int] = ENGLISH["ordinals"]
 NUMBERED = _rx(
     r"(?:\b(?:option|number|no\.?|slot|choice)\s*|#)(\d{1,2})\b(?![:.]\d|\s*[ap]m\b)|\b(\d)(?:st|nd|rd|th)\s+(?:one|option|slot)\b"
     r"|^\W*(?:the\s+)?(\d)(?:st|nd|rd|th)\W*(?:please|pls|plz)?\W*$"  # a bare "the 2nd" while options are listed
@@ -238,8 +236,8 @@ _NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # L
 HAN_WORD = re.compile(r"[\u4e00-\u9fff]+")
 MAX_HAN_NAME = 4  # a Chinese name has two to four characters
 # between the parts of a name: "Muhammad Irfan bin Ahmad", "Nur Alya binti Rahman", "Ravi s/o Kumar"
-_PATRONYMICS = ("bin", "binti", "binte", "bte", "bt", "b.", "a/l", "a/p", "s/o", "d/o")  # not counted as parts
-NAME_CONNECTORS = frozenset([*_PATRONYMICS, "van", "von", "de", "al"])
+_PATRONYMICS = tuple(ENGLISH["patronymics"])  # not counted as parts
+NAME_CONNECTORS = frozenset([*_PATRONYMICS, *ENGLISH["name_particles"]])
 _CONNECTOR = "(?:" + "|".join(map(re.escape, _PATRONYMICS)) + ")"
 _INITIAL = r"[A-Z]\.?"  # "R. Priya", "Priya R": an initial, kept only beside a name
 # a name of up to six parts (its words are checked by understanding._clean_name)
@@ -291,10 +289,10 @@ CHILD_NAME_FIRST = [
 # --- several children in one booking ("my twins, Leo and Mia", "Sam (6) and Ella (3)", "and her brother Max, 4")
 
 _CAP = r"(?:[A-Z][a-z'-]+|[\u4e00-\u9fff]{2,4})"  # a capitalised name, or a Chinese one
-AND_WORDS = ("and", "&", "+", "n")  # "Leo n Mia", "Leo + Mia": how parents type "and"
+AND_WORDS = tuple(ENGLISH["and_words"])  # "Leo n Mia", "Leo + Mia": how parents type "and"
 _AND = "(?:" + "|".join(map(re.escape, AND_WORDS)) + ")"
 _KIDS = r"(?:kids|children|boys|girls|sons|daughters|little ones|ones|twins|triplets)"
-GROUP_SIZES = {"twins": 2, "twin": 2, "triplets": 3}  # a group word and how many children it is
+GROUP_SIZES: dict[str, int] = ENGLISH["group_sizes"]  # a group word and how many children it is
 GROUP = _rx(r"\b(" + "|".join(GROUP_SIZES) + r")\b")
 CHILD_COUNT = _rx(rf"\b([2-9])\s+(?:(?:little|young|small)\s+)?{_KIDS}\b")  # "my two boys" (words are digits by now)
 CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|both|brother|sister|siblings?|for|named|called|names are|they(?:'re| are))\b")
@@ -366,11 +364,7 @@ BIRTH = _rx(  # "born 12 May 2021", "DOB is 03/02/2020": the phrase after the cu
     r"\b(?:born(?: on| in)?|d\.?o\.?b\.?|date of birth|birthday is|birthday:)(?:\s+is)?\s*[:\-]?\s*"
     r"((?=[^,;!?]*\d).{3,40}?)(?:[,;!?]|\.\s|\.?$)"
 )
-NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
-    "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
-    "eighteen": 18,
-}
+NUMBER_WORDS: dict[str, int] = ENGLISH["number_words"]
 NUMBER_WORD = _rx(r"\b(" + "|".join(NUMBER_WORDS) + r")\b")
 NAME_CORRECTION = [  # (new, old) for "Jon not John"; (old, new) for "not John, Jon"
     _rx(rf"({_NAME})\s*,?\s+not\s+({_NAME})"),
@@ -383,35 +377,8 @@ BARE_CORRECTION = _rx(
     rf"^\W*(?:sorry|oops|actually|correction|no|wait|i meant|i mean)\W+(?:it'?s\s+|its\s+|it is\s+)?({_NAME})\W*$"
 )
 # ("Jun", "Jan" are not here: given names far more often than a month said without its day, which is masked)
-_NOT_A_NAME = """
-    a an the and or but so to for from with at on in of by my our your his her their it its it's i me we us you
-    i'm im i'd i'll i've we're we'd we'll that's there's what's he'll she'll they're he's she's
-    he she they this that here there just not no yes ok okay sure please hi hello hey thanks thank sorry actually
-    looking interested wondering trying hoping writing calling messaging asking enquiring inquiring planning
-    thinking free available good fine great happy keen glad new moving also still back able unable afraid going
-    coming ready done busy away travelling currently really very booking book tour visit mum mom dad father mother
-    parent son daughter child kid boy girl twins baby is are was be would like want need can could will
-    morning afternoon evening today tomorrow tonight week weekend next this coming am pm noon
-    instead now later asap soon again anytime whenever after before between until till around
-    monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
-    january february march april june july august september october november december feb mar apr jul
-    aug sep sept oct nov dec about regarding because called named name age aged years old year
-    one two three four five six seven eight nine ten first second third last another other younger older
-    1st 2nd 3rd 4th 5th 6th fourth fifth sixth
-    cancel reschedule move change call callback do does did have has had get got make made meant mean
-    well doing where what when which who why how phone number mobile email e-mail contact tel
-    btw lah leh lor ah mah la bah ya yah pls plz thx tks fyi ok ok. anyway though too oh uh um erm hmm eh ehh
-    nvm nevermind never mind scratch wait
-    aiyo aiyoh aiya alamak wah oops huh ooh hp handphone whatsapp wa cell போன் கைபேசி தொலைபேசி எண்
-    school campus class kindergarten preschool tour lessons see bring look je
-    maybe perhaps probably possibly whatever whichever like said say told tell already anything nothing something
-    everything anyone someone nobody everyone same full day days date dates time times slot slots parents kids
-    children fees fee price cost year yr yrs grade primary pri sec secondary nursery playgroup reception level
-    only any some all none either neither else even if as than then yet with without whether lol haha hehe kk
-    alright noted cool nice bye re outside inside home late early sick unwell abroad overseas nearby downstairs
-    upstairs confused lost unsure
-"""
-TITLES = frozenset(["mr", "mrs", "ms", "miss", "mdm", "madam", "dr", "prof", "mr.", "mrs.", "ms.", "dr.", "prof."])
+_NOT_A_NAME = frozenset(ENGLISH["not_a_name"])
+TITLES = frozenset(ENGLISH["titles"])
 
 
 def _word_lists() -> list[dict]:
@@ -436,7 +403,7 @@ def _endings(lists: list[dict]) -> re.Pattern:
 
 
 _LISTS = _word_lists()
-NOT_A_NAME = frozenset(_NOT_A_NAME.split()) | _lexicon_words(_LISTS)
+NOT_A_NAME = _NOT_A_NAME | _lexicon_words(_LISTS)
 NOT_NAME_ENDING = _endings(_LISTS)
 # the first character of a Chinese name: a common surname, or a nickname's prefix (小明, 阿强, 老王); a word in a
 # question that starts otherwise ("可以带孩子一起参观吗": 一起, together) is no name

@@ -25,6 +25,7 @@ from django.utils.translation import gettext as _
 from bookings.intake import read_window
 from bookings.models import split_names
 from chatbot.agent.dialogue import Declared
+from chatbot.agent.offline.lexicon import ENGLISH
 from chatbot.agent.offline.when import PARTS_OF_DAY
 from chatbot.dates import human_date, human_slot
 from chatbot.faq import asked_nothing
@@ -50,7 +51,7 @@ PARTS = {
     "afternoon": pgettext_lazy("when", "in the afternoon"),
     "evening": pgettext_lazy("when", "in the evening"),
 }
-PRONOUNS = {"son": "he", "boy": "he", "daughter": "she", "girl": "she"}
+PRONOUNS: dict[str, str] = ENGLISH["pronouns"]
 NO_SPACE_LANGUAGES = ("zh-hans",)  # sentences follow each other without a space
 
 _declared: contextvars.ContextVar[Declared | None] = contextvars.ContextVar("declared", default=None)

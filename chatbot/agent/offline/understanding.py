@@ -31,9 +31,8 @@ HESITATE = re.compile(
 # The verb of the action a read-back awaits, said with the yes ("ok, book it", "可以，改吧": yes, change it): part
 # of the yes, not a change of mind (glossed, so one list serves every language).
 ACTION_VERBS = {
-    action: re.compile(rf"\b(?:{verbs})\b(?:\s+(?:it|that|them|the tour))?", re.IGNORECASE)
-    for action, verbs in {"book": "book|reserve|confirm", "reschedule": "change|move|shift|reschedule",
-                          "cancel": "cancel"}.items()
+    action: re.compile(rf"\b(?:{'|'.join(verbs)})\b(?:\s+(?:it|that|them|the tour))?", re.IGNORECASE)
+    for action, verbs in lx.ENGLISH["action_verbs"].items()
 }
 DEFAULT_REGION = "SG"
 ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")

@@ -30,15 +30,14 @@ from functools import lru_cache
 from dateparser.date import DateDataParser
 
 from bookings.intake import in_window, part_of_day, window_part
+from chatbot.agent.offline.lexicon import ENGLISH
 
-WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+WEEKDAYS: list[str] = ENGLISH["weekdays"]
 PARTS_OF_DAY = ("morning", "afternoon", "evening")
 MIN_RANGE_DAYS = 3
 RECENT_PAST = dt.timedelta(days=31)  # a day and month up to a month gone is that (past) day, not next year's
-HOUR_WORDS = {word: n for n, word in enumerate(
-    ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"], start=1)}
-MINUTE_WORDS = {"five": 5, "ten": 10, "fifteen": 15, "twenty": 20, "twenty-five": 25, "twenty five": 25,
-                "thirty": 30, "forty-five": 45, "forty five": 45}
+HOUR_WORDS = {word: n for n, word in enumerate(ENGLISH["hour_words"], start=1)}
+MINUTE_WORDS: dict[str, int] = ENGLISH["minute_words"]
 
 _WEEKDAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?s?"
 _MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?"
@@ -48,7 +47,7 @@ _NOT_A_TIME = r"(?![:.]?\d|\s*[ap]m\b)"  # "March 11:30", "Friday 10am": the num
 # A week said relative to this one: "next week", "the week after next", "next next week", "in 2 weeks"
 _WEEK = (r"(?:(?:next\s+next|next|this|coming|the\s+following|the\s+coming)\s+week|(?:the\s+)?week\s+after\s+next"
          r"|in\s+(?:a|one|two|three|four|\d)\s+weeks?(?:'?\s+time)?)")
-WEEK_COUNTS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4}
+WEEK_COUNTS: dict[str, int] = ENGLISH["week_counts"]
 _PART = r"(?:morning|afternoon|arvo|evening|night)"
 # After "around 3" / "about 3", only these make it a time: "about 3 questions" is a count.
 _THEN_WHEN = (r"(?=\s*(?:[,.!?;)]|$)|\s+(?:on|this|next|tomorrow|today|tonight|in|or|if|please|then|would|works?"
@@ -120,9 +119,7 @@ BARE_HOUR = re.compile(r"\d{1,2}h?")
 
 # --- step 1: say it in digits ----------------------------------------------------------------
 
-_ORDINALS = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
-             "eleventh", "twelfth", "thirteenth", "fourteenth", "fifteenth", "sixteenth", "seventeenth",
-             "eighteenth", "nineteenth", "twentieth"]
+_ORDINALS: list[str] = ENGLISH["ordinal_words"]
 ORDINAL_WORDS = {word: n for n, word in enumerate(_ORDINALS, start=1)} | {
     f"{tens}{sep}{unit}": base + n for tens, base in (("twenty", 20), ("thirty", 30))
     for n, unit in enumerate(_ORDINALS[:9], start=1) for sep in ("-", " ") if base + n <= 31} | {"thirtieth": 30}
@@ -179,9 +176,9 @@ def _to(match: re.Match) -> str:
 
 
 # Date words people misspell ("tommorow", "wensday", "nxt"): put right when close enough, as data.
-DATE_WORDS = [*WEEKDAYS, "tomorrow", "today", "tonight", "next", "week", "morning", "afternoon", "evening"]
+DATE_WORDS = [*WEEKDAYS, *ENGLISH["date_words"]]
 SIMILAR_ENOUGH = 0.8  # "satuday" -> saturday (0.93), but not "satay" (0.77), "mandy" (0.73) or "marc"
-SPELT_RIGHT = frozenset({"night", "nights", "wednes", "thurs"})  # words close to a date word that are not typos
+SPELT_RIGHT = frozenset(ENGLISH["spelt_right"])  # words close to a date word that are not typos
 # Days of the year people name instead of a date: "christmas eve" -> "24 December".
 HOLIDAYS = {
     r"christmas\s+eve|xmas\s+eve": "24 December", r"christmas(?:\s+day)?|xmas(?:\s+day)?": "25 December",

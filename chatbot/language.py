@@ -11,6 +11,8 @@ How a message's language is decided, in order:
 3. Sentences: lingua (offline n-gram models, restricted to English and Malay) decides when it is confident
    and has at least two words to go on. Capitalised words after the first are left out first: they are
    mostly names, and "Muhammad bin Abdullah" alone says nothing about the language the parent writes in.
+   A parent already writing Chinese, Malay or Tamil switches to English only with a sentence of at least
+   SWITCH_WORDS English words: fewer ("earliest one", "my number is ...") are the English they mix in.
 4. Otherwise ("ok", "Leo, 5", "91234567") the message keeps the language the contact was already using.
 """
 
@@ -31,6 +33,7 @@ ENGLISH, CHINESE, MALAY, TAMIL = "en", "zh-hans", "ms", "ta"
 CODES = (ENGLISH, CHINESE, MALAY, TAMIL)
 # lingua's relative confidence from which a message of two words, or of three and more, decides the language
 CONFIDENT, SURE_ENOUGH = 0.9, 0.7
+SWITCH_WORDS = 4  # English words it takes to switch a parent writing another language to English
 
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 TAMIL_SCRIPT = re.compile(r"[\u0b80-\u0bff]")
@@ -80,7 +83,11 @@ def detect(text: str, previous: str = "") -> str:
     if len(sentence) >= 2:  # one word ("ya", "Sengkang") is too little for statistics
         found = _detector().compute_language_confidence_values(" ".join(sentence))[0]
         if found.value >= (CONFIDENT if len(sentence) == 2 else SURE_ENOUGH):
-            return MALAY if found.language == Language.MALAY else ENGLISH
+            language = MALAY if found.language == Language.MALAY else ENGLISH
+            # a few English words from a parent writing another language ("earliest one", "my number is ..."):
+            # the English they mix in, not a switch; a sentence of their own in English is one
+            mixed_in = language == ENGLISH and previous not in ("", ENGLISH) and len(sentence) < SWITCH_WORDS
+            return previous if mixed_in else language
     return previous
 
 

@@ -4,7 +4,8 @@ import datetime as dt
 
 import pytest
 
-from chatbot.agent.offline.understanding import Hints, merge_children, read_message
+from chatbot.agent.offline.understanding import Hints, merge_children, read_message, understand
+from tests.chatbot.test_offline_policy import Concierge
 
 HINTS = Hints(today=dt.date(2026, 11, 24), now=dt.time(10), tour_times=("09:00", "11:00", "14:00", "16:00"))
 
@@ -72,3 +73,42 @@ def test_times_and_parents_are_not_children():
 def test_merging_fills_unnamed_children_then_adds():
     merged = merge_children([{"age": 6}, {"age": 4}], [{"name": "Sam"}, {"name": "Ben"}, {"name": "Zoe", "age": 1}])
     assert merged == [{"age": 6, "name": "Sam"}, {"age": 4, "name": "Ben"}, {"name": "Zoe", "age": 1}]
+
+
+# --- of several children named, only one is coming: that one is the child of the tour -------------------------
+
+@pytest.mark.parametrize(("text", "child"), [
+    ("we've got 2, Oscar 8 and Ivy 4, only Ivy needs a place", ("Ivy", 4)),  # en, by name
+    ("two kids - Ruben 9 and Tess 5, but just Tess for the visit", ("Tess", 5)),
+    ("3 kids but only the youngest one, Pia 3", ("Pia", 3)),  # by age, one named
+    ("Kai 7 and Lola 2, only the little one", ("Lola", 2)),  # by age, both named
+    ("anak 2 orang, Imran 8 dan Safiya 4, Safiya je nak masuk", ("Safiya", 4)),  # ms: "only Safiya is joining"
+    ("anak dua, Umar 9 dan Aira 3, yg bongsu je", ("Aira", 3)),  # ms: "only the youngest"
+    ("两个孩子，Jayden 8岁，Chloe 4岁，只有小的报名", ("Chloe", 4)),  # zh: "only the small one is enrolling"
+    ("ரெண்டு பசங்க, Arun 9 வயது, Nila 4 வயது, Nila மட்டும் வருவா", ("Nila", 4)),  # ta: "only Nila will come"
+])
+def test_only_the_child_said_to_be_coming_is_the_child(text, child):
+    reading = read(text)
+    assert (reading.facts.get("child_name"), reading.facts.get("child_age")) == child
+    assert reading.children == [] and reading.child_count <= 1
+
+
+def test_a_restriction_in_a_later_message_keeps_the_one_named():
+    reading = understand(["hi, 2 kids: Zane 10 and Ella 5", "only Ella is starting next year"], HINTS)
+    assert [c["name"] for c in reading.children] == ["Ella"] or reading.facts.get("child_name") == "Ella"
+    assert reading.child_count <= 1
+
+
+@pytest.mark.parametrize("text", ["Leo 7 and Mia 4, Mia just turned 4", "Leo 7 and Mia 4, just wondering"])
+def test_just_turned_or_just_wondering_keeps_both(text):
+    assert [c["name"] for c in read(text).children] == ["Leo", "Mia"]
+
+
+async def test_the_concierge_books_the_one_child_coming_and_does_not_ask_for_the_others_name():
+    concierge = Concierge()
+    first = await concierge.say("hello, I have 2 kids, only the younger one is coming, Aria 4")
+    second = await concierge.say("Tom Reed, 9123 4567")
+    asked = [*concierge.school.dialogue.asked]
+    assert "child_name" not in asked and "names" not in second.text.lower()
+    booked = [args for args in (*first.called("book_tour"), *second.called("book_tour")) if args]
+    assert booked[-1].get("child_name") == "Aria" and not booked[-1].get("children")

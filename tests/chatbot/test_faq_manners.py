@@ -136,6 +136,26 @@ def test_never_the_same_reply_twice_and_a_person_at_the_second_miss(parent, uncl
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("phone", ["+44 7700 900999", "0000 1111"])
+def test_a_detail_rejected_again_and_again_gets_a_person_not_the_same_error(parent, phone):
+    """The parent gives something each time (so it is no miss of nothing), but the tool rejects it each time: the
+    third reply is no longer the same complaint, it says what is missing and offers a call back."""
+    parent.say("I'd like to book a tour for Mia, 5, I'm Grace Lim")
+    replies = [parent.say(f"my number is {phone}") for _ in range(3)]
+    assert all(a != b for a, b in zip(replies, replies[1:], strict=False)), replies
+    assert "call you back" in replies[2], replies
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("no", "unbooked"), [("no", "nothing is booked"), ("nope", "nothing is booked"),
+                                              ("不要", "没有任何预约")])
+def test_a_second_no_to_the_same_read_back_leaves_it_unbooked_instead_of_asking_again(parent, no, unbooked):
+    parent.say("book a tour for Mia, 5, next Tuesday at 11am. I'm Grace Lim, 9123 4567")
+    first, second = parent.say(no), parent.say(no)
+    assert first != second and unbooked not in first and unbooked in second, (first, second)
+
+
+@pytest.mark.django_db(transaction=True)
 def test_please_cancel_my_tour_without_a_tour_says_there_is_none(parent):
     reply = parent.say("Please cancel my tour")
     assert "couldn't find any upcoming tours" in reply
@@ -155,6 +175,15 @@ def test_please_cancel_my_tour_without_a_tour_says_there_is_none(parent):
     ("yup", ("book",)),
     ("yes change it", ("reschedule",)),
     ("ok.what time is it?", ("book",)),
+    # approval worded as people word it (classes found missing on SGD's AFFIRM and SELECT turns; phrasing ours)
+    ("that slot works for me", ("book",)),
+    ("you got it", ("book",)),
+    ("indeed", ("reschedule",)),
+    ("this one is okay for me", ("book",)),
+    ("we like that one", ("book",)),
+    ("oh that all sounds fine", ("book",)),
+    ("that's the one", ("book",)),
+    ("that time seems good", ("reschedule",)),
 ])
 def test_a_yes_said_the_everyday_way(text, actions):
     assert says_yes(text, actions)
@@ -168,6 +197,10 @@ def test_a_yes_said_the_everyday_way(text, actions):
     ("不要改", ("reschedule",)),
     ("வேண்டாம்", ("cancel",)),
     ("hmm ok", ("book",)),
+    ("that doesn't sound right", ("book",)),
+    ("this never works for me", ("book",)),
+    ("it seems early", ("book",)),
+    ("that is not what I want", ("book",)),
 ])
 def test_a_no_or_a_hesitation_still_wins(text, actions):
     assert not says_yes(text, actions)

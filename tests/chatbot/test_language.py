@@ -60,6 +60,13 @@ def test_english_sentences(text):
     assert detect(text, "ms") == "en"
 
 
+@pytest.mark.parametrize("text", ["earliest one pls", "my number is 9123 4567", "the afternoon one", "ok can"])
+@pytest.mark.parametrize("language", ["zh-hans", "ms", "ta"])
+def test_a_few_english_words_mixed_in_keep_the_language_the_parent_writes(text, language):
+    assert detect(text, language) == language
+    assert detect(text, "en") == "en"
+
+
 @pytest.mark.parametrize("text", ["ok", "Leo, 5", "91234567", "Siti Aminah", "Muhammad bin Abdullah 98765432",
                                   "Hari Krishnan", "👍"])
 def test_a_message_that_does_not_tell_keeps_the_language_in_use(text):

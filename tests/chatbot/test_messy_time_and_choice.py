@@ -46,6 +46,14 @@ BY_SUPERLATIVE = [
 BY_TIME = [
     ("en", "the 2pm one", SECOND), ("en", "11am", THIRD), ("en", "2.00 pls", SECOND),
     ("ms", "pukul 2 petang", SECOND), ("zh", "下午两点那个", SECOND), ("ta", "மதியம் 2 மணி", SECOND),
+    ("en", "the 9 o'clock one", FIRST), ("zh", "9点的那个", FIRST), ("zh", "上午九点的那个吧", FIRST),  # never a name
+    ("ms", "yang pukul 9", FIRST), ("ta", "காலை 9 மணி", FIRST),
+]
+# any of them will do: the soonest of those listed
+BY_ANY = [
+    ("en", "any of them is fine", FIRST), ("en", "whichever", FIRST), ("sg", "any one also can", FIRST),
+    ("ms", "mana2 pun boleh", FIRST), ("ms", "bila-bila masa pun boleh", FIRST), ("zh", "哪个都可以", FIRST),
+    ("ta", "எதுவானாலும் சரி", FIRST),
 ]
 
 
@@ -66,7 +74,7 @@ BY_WEEKDAY = [
 
 
 @pytest.mark.parametrize(("language", "answer", "slot_"), BY_POSITION + BY_SUPERLATIVE + BY_TIME + BY_PART_OF_DAY
-                         + BY_WEEKDAY)
+                         + BY_WEEKDAY + BY_ANY)
 async def test_a_pick_books_the_option_it_names(language, answer, slot_):
     _, reply = await _pick(answer)
     assert _booked(reply) == slot_, (language, reply.text)
@@ -81,6 +89,20 @@ async def test_two_matches_are_asked_about_with_only_those_options(language, ans
     assert [(o.date, o.time) for o in school.dialogue.options] == [FIRST, THIRD]
     assert "choice" in school.dialogue.asked
     assert len(blocks_for([], school.dialogue.options)[-1]["options"]) == 2  # a button for each
+
+
+@pytest.mark.parametrize(("language", "answer"), [
+    ("en", "either is fine honestly"), ("en", "both work for me"), ("zh", "两个都行"), ("ms", "kedua-dua ok"),
+])
+async def test_either_of_two_takes_the_sooner_and_of_three_asks_which(language, answer):
+    school = FakeSchool()
+    school.collected = dict(DETAILS)
+    concierge = Concierge(school)
+    await concierge.say("what do you have next week?")
+    offered(school, LISTED[1:])
+    assert _booked(await concierge.say(answer)) == SECOND, language
+    _, reply = await _pick(answer)  # three listed: "either" says which two no more than "both" does
+    assert not reply.called("book_tour"), (language, reply.text)
 
 
 async def test_the_2nd_is_the_day_when_a_listed_slot_falls_on_it_else_the_position():

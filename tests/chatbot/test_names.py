@@ -68,6 +68,18 @@ def test_a_sentence_is_no_name_even_when_it_starts_like_one(text, asked):
     assert names(read(text, asked)) == {}
 
 
+@pytest.mark.parametrize("text", [
+    "的那个",  # zh: "the one (of)": a particle, not a surname, comes first
+    "就那个吧",  # zh: "that one then"
+    "哎呀 sorry, 我说错了",  # zh: an interjection
+    "ஐயோ sorry, தப்பா சொல்லிட்டேன்",  # ta: "oh no, sorry, I said it wrong"
+    "அடடா, மறந்துட்டேன்",  # ta: "oh dear, I forgot"
+])
+@pytest.mark.parametrize("asked", ["parent_name", "child_name"])
+def test_a_particle_or_an_interjection_is_no_name(text, asked):
+    assert names(read(text, asked)) == {}
+
+
 # --- school years, numbers and single letters are no child ------------------------------------------------------
 
 @pytest.mark.parametrize("text", [
@@ -106,6 +118,10 @@ def test_things_counted_before_a_number_are_no_child(text):
     ("nama saya Siti Nur Aisyah binti Abdullah", "", "Siti Nur Aisyah binti Abdullah"),  # ms
     ("我叫Lim Wei Jie", "", "Lim Wei Jie"),  # zh
     ("என் பெயர் R. Lakshmi", "", "R. Lakshmi"),  # ta, the initial first
+    ("Goh Chin Seng Daniel", "parent_name", "Goh Chin Seng Daniel"),  # four parts: none is dropped
+    ("this is Ong Kah Wai Melvin, thanks", "", "Ong Kah Wai Melvin"),
+    ("saya Wong Siew Ling Grace", "", "Wong Siew Ling Grace"),  # ms
+    ("我是Tay Boon Keat Alvin", "", "Tay Boon Keat Alvin"),  # zh, a romanised name in a Chinese sentence
 ])
 def test_a_parents_name_keeps_all_its_parts(text, asked, name):
     assert names(read(text, *filter(None, [asked]))) == {"parent_name": name}

@@ -5,6 +5,8 @@ named with a word that says so ("daughter Mei 3") and a phone: the labelled chil
 the parent. Every phrasing here was written for these tests; none comes from a corpus or the chat sets.
 """
 
+from dataclasses import replace
+
 import pytest
 
 from chatbot.agent.offline.understanding import read_message, understand
@@ -112,3 +114,52 @@ async def test_a_burst_typed_in_one_message_books_under_the_parents_name():
     reply = await concierge.say("Pang Siew Mei\nmy son Hao Ran, 4\n9666 7777")
     args = reply.called("book_tour")[-1]
     assert (args["parent_name"], args["child_name"], args["child_age"]) == ("Pang Siew Mei", "Hao Ran", 4)
+
+
+# --- a name typed in two goes: the later, fuller (or respelt) form replaces the first -----------------------------
+
+@pytest.mark.parametrize(("burst", "name"), [
+    (["Dana", "Dana Whitfield oops pressed send"], "Dana Whitfield"),  # en: the surname comes in a second message
+    (["Kumar", "Kumar Rajan, sorry typo"], "Kumar Rajan"),
+    (["Farid", "Farid bin Hassan, tertekan hantar"], "Farid bin Hassan"),  # ms: "pressed send"
+    (["Wong", "我叫 Wong Kai Lun 打错了"], "Wong Kai Lun"),  # zh: "typed it wrong": no Chinese words in the name
+    (["Priya", "Priya Venkatesh தான் முழு பெயர்"], "Priya Venkatesh"),  # ta: "is the full name"
+])
+def test_a_name_typed_again_fuller_replaces_the_half(burst, name):
+    reading = understand(burst, hints("parent_name"))
+    assert reading.facts["parent_name"] == name and "parent_name" in reading.corrections
+
+
+def known(**facts) -> object:
+    return replace(hints(), known=facts)
+
+
+@pytest.mark.parametrize(("before", "text", "fixed"), [
+    ("R. Ganes", "oops, R. Ganesh", "R. Ganesh"),  # a letter left off
+    ("Jonathon Lee", "sorry typo, Jonathan Lee", "Jonathan Lee"),
+    ("Nurul Ain", "eh silap, Nurul Aini", "Nurul Aini"),  # ms: "oops, wrong"
+])
+def test_a_respelt_name_in_a_correction_replaces_the_old_one(before, text, fixed):
+    assert read_message(text, known(parent_name=before)).facts["parent_name"] == fixed
+
+
+def test_a_shorter_or_unrelated_name_does_not_replace_a_known_one():
+    assert "parent_name" not in read_message("Dana", known(parent_name="Dana Whitfield")).corrections
+    assert "parent_name" not in read_message("Marcus Webb is coming too", known(parent_name="Dana Whitfield")).facts
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("yes go ahead, Harriet Vance", "Harriet Vance"),  # en: the name signs the yes
+    ("can book, Lim Siew Hoon", "Lim Siew Hoon"),  # Singapore English
+    ("ok boleh, Nor Azizah", "Nor Azizah"),  # ms
+    ("好的，陈美玲", "陈美玲"),  # zh
+    ("சரி, Revathi Mohan", "Revathi Mohan"),  # ta
+])
+def test_a_name_signing_a_yes_answers_the_name_asked_for(text, name):
+    assert read_message(text, hints("parent_name")).facts.get("parent_name") == name
+
+
+@pytest.mark.parametrize("text", ["ok, Sounds Good", "yes book it, Tuesday", "sure, Thanks", "好的，可以",
+                                  "yes, book it"])
+def test_words_after_a_comma_that_are_no_name_sign_nothing(text):
+    assert "parent_name" not in read_message(text, hints("parent_name")).facts

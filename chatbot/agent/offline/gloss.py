@@ -114,7 +114,10 @@ def _key(written: str, script: str) -> str:
     literal = re.sub(r"\{[nm]\}", " ", written.removeprefix("=")).split()
     if not literal:
         raise ValueError(f"word list entry {written!r} has no word")
-    return literal[0].lower() if script == "latin" else literal[0][0]
+    if script != "latin":
+        return literal[0][0]
+    letters = re.findall(r"[^\W\d_]+", literal[0].lower())  # "mana2", "mana-mana": "mana", as _candidates reads it
+    return letters[0] if letters else literal[0].lower()
 
 
 @lru_cache(maxsize=1)

@@ -85,12 +85,23 @@ MY_TOUR = _rx(
     r"|\bremind me\b[^?.!]*\b(?:tour|booking)|\b(?:check|see|show)\b[^?.!]*\bmy (?:tour|booking)"
 )
 YES = _rx(  # also what the tools take as a yes to a read-back (chatbot.agent.confirmation)
-    r"^\W*(?:y|yes+|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|correct|confirm(?:ed)?|absolutely"
-    r"|definitely|of course|go ahead|please do|please go ahead|do it|book it|perfect|great|lovely|fine|right|please"
-    r"|(?:that|it)(?:'s|'ll| is| will| would)?(?: be)? (?:right|correct|perfect|great|good)"
-    r"|that(?:'s|'ll| is| will| would)?(?: be)? (?:fine|ok|okay)"
-    r"|(?:that |it )?(?:sounds?|looks?|works?)(?: (?:good|great|perfect|fine|right|for me))?|works for me"
-    r"|(?:i|we)(?:'?ll| will| would like to) take (?:it|that|the (?:seat|place|spot|one)))\b"
+    r"^\W*(?:(?:oh+|ah+|wow)\b[\s,.!]*)?(?:y|yes+|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|correct"
+    r"|confirm(?:ed)?|absolutely|definitely|of course|go ahead|please do|please go ahead|do it|book it|perfect|great"
+    r"|lovely|fine|right|please"
+    r"|(?:that|this|it)(?: one)?(?:'s|'ll| is| will| would)?(?: be)? (?:right|correct|perfect|great|good)"
+    r"|(?:that|this)(?: one)?(?:'s|'ll| is| will| would)?(?: be)? (?:fine|ok|okay)"
+    r"|(?:(?:that|this|it)(?: (?!not\b|never\b|hardly\b)\w+)? )?(?:all )?(?:sounds?|looks?|works?)"
+    r"(?: (?:good|great|perfect|fine|right|nice|for me))?|works for me"
+    r"|(?:that|this|it)(?: \w+)? seems? (?:good|great|perfect|fine|right|nice|ok|okay)"
+    r"|(?:i|we)(?:'?ll| will| would like to) take (?:it|that|the (?:seat|place|spot|one))"
+    # approval of what was offered or read back, as people word it (classes measured on SGD's SELECT and AFFIRM
+    # turns): "that one works for me", "I like that one", "that's a good one", "you got it", "indeed"
+    r"|(?:that|this|it)(?: one| slot| time| all)?(?:'s| is| will| would| seems| sounds| looks)?(?: be)?(?: just)?"
+    r" (?:accurate|confirmed|nice|wonderful|excellent|ideal|better|what i (?:want|need|asked for)\w*|the one)"
+    r"|(?:that|this|it)(?: one| slot| time)?(?: will| would)? (?:works?|suits?)(?: me| us)?"
+    r"|(?:that|this|it)(?:'s| is) (?:a|the) (?:good|great|perfect|nice|fine) one"
+    r"|(?:i|we) (?:like|love) (?:that|this|it)(?: one)?|(?:i|we) confirm|you got it|indeed|excellent|fantastic"
+    r"|awesome|wonderful|let'?s do (?:it|that|this)(?: one)?|go for (?:it|that|this)(?: one)?|that'?s it)\b"
     r"|^\W*can(?:\s+(?:can|lah|la|ah))?\W*$"  # Singapore English: a bare "can!" is a yes
 )
 WAITLIST = _rx(  # joining a full tour's waitlist; "let me know if someone cancels" is no cancellation
@@ -219,6 +230,15 @@ _OF_LIST = r"(?:one|slot|time|option|session|tour)s?"
 _ALONE = r"(?=\s*(?:la+h?|leh|pls|please)?\s*[.!]*\s*$)"  # "the earlier pls": nothing follows
 EXTREME = _rx(rf"\b(?:(soonest|earliest|first available|next available|(?:the\s+)?(?:earlier|sooner)\s+{_OF_LIST}"
               rf"|the\s+(?:earlier|sooner){_ALONE})|(latest|(?:the\s+)?later\s+{_OF_LIST}|the\s+later{_ALONE}))\b")
+# Any of the options listed will do: the soonest of those that fit is taken ("either is fine", "any time ok",
+# "whichever", "both work"); "either"/"both" speak of two, so of more than two the parent is asked which
+_FINE = r"(?:is\s+|are\s+|r\s+|also\s+|would be\s+|will be\s+)?(?:fine|ok|okay|good|works?|can|alright|suits?)\b"
+_ANY_OF = r"(?:\s+(?:one|1|ones|time|times|slot|slots|of them|of those|of these|of the \d))?"
+ANY_OPTION = _rx(
+    rf"\b(?:(?P<two>either{_ANY_OF}(?:\s+{_FINE}|\s*[.!]*\s*$|\s+honestly|\s+really)|both{_ANY_OF}\s+{_FINE})"
+    rf"|any ?(?:one|1|time|times|slot|slots|of them|of those|of these)\s+{_FINE}|whichever\b|all{_ANY_OF}\s+{_FINE}"
+    r"|(?:i\s+)?(?:don'?t|do not)\s+mind\s+which\b|no preference\b)"
+)
 # The time of the tour being moved, kept on the new day ("thurs same time instead", "friday, same slot")
 SAME_TIME = _rx(r"\b(?:the\s+)?same\s+(?:time|slot|hour)\b")
 BARE_NUMBER = _rx(r"^\s*(\d{1,2})\s*[.)!]?\s*(?:please|pls)?\s*$")
@@ -290,15 +310,27 @@ GROUP_SIZES: dict[str, int] = ENGLISH["group_sizes"]  # a group word and how man
 GROUP = _rx(r"\b(" + "|".join(GROUP_SIZES) + r")\b")
 CHILD_COUNT = _rx(rf"\b([2-9])\s+(?:(?:little|young|small)\s+)?{_KIDS}\b")  # "my two boys" (words are digits by now)
 CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|both|brother|sister|siblings?|for|named|called|names are|they(?:'re| are))\b")
+# the one child of several who comes: "only Noah would be starting", "just the little one", "Hana just (je)",
+# "Divya க்கு only (தான்)" (a Tamil case ending may sit between the name and the word); "Ava just turned 6" is no such
+_YOUNGER = r"younger|youngest|small|smaller|little|baby"
+_OLDER = r"older|oldest|elder|eldest|big|bigger"
+_WHICH_ONE = rf"(?:the\s+)?(?:(?P<younger>{_YOUNGER})|(?P<older>{_OLDER}))\s+(?:one|1)"  # numbers are digits
+ONLY_CHILD = _rx(
+    rf"\b(?:only|just)\s+(?:for\s+)?(?:{_WHICH_ONE}|(?P<name>{_NAME}))\b"
+    rf"|\b(?:{_WHICH_ONE.replace('?P<', '?P<then_')}|(?P<then_name>{_NAME}))"
+    r"(?=(?:\s+[\u0b80-\u0bff]+)?\s+(?:only|just)\b(?!\s+(?:turned|\d)))"  # "but just Tess": its word stays
+)
 # "Leo and Mia", "Leo, Mia and Sam": capitalised names joined by commas and a final and/&
 NAME_LIST = re.compile(rf"\b{_CAP}(?:\s*,\s*{_CAP})*\s*,?\s+(?i:{_AND})\s+{_CAP}\b")
 CAP_NAME = re.compile(rf"\b{_CAP}\b")
+# a run of capitalised words, maybe after an initial ("Mark Reyes", "S. Suresh"): a name typed again, fuller or respelt
+CAP_RUN = re.compile(rf"(?<![\w.])(?:[A-Z]\.\s*)?[A-Z][a-z'-]+(?:\s+(?:{_CONNECTOR}\s+)?[A-Z][a-z'-]+)*")
 CALLED_NAME = re.compile(rf"\b(?i:called|named)\s+({_CAP})\b")  # "the older one is called Ming"
 # the same in lower case, only right after a word for children: "my twins leo and mia"
 LOWER_NAME_LIST = _rx(rf"\b{_KIDS}\s*(?:,|:|-|are|called|named)?\s*([a-z][a-z'-]+)\s+{_AND}\s+([a-z][a-z'-]+)\b")
 # a name with its age: "Sam (6)", "Mia, 4", "Aiden is 7", "Chloe who's 4", "Max aged 2", "Leo 5yo"
 NAME_AGE = re.compile(
-    rf"\b({_CAP})\s*(?:\(\s*|,\s*|\s+(?:(?i:is|'s|who is|who's|aged?|age|just turned)\s+)?)(\d{{1,2}})"
+    rf"\b({_CAP}(?:\s+{_CAP})?)\s*(?:\(\s*|,\s*|\s+(?:(?i:is|'s|who is|who's|aged?|age|just turned)\s+)?)(\d{{1,2}})"
     rf"(?:\s*(?i:years?|yrs?|y/?o|yo))?\b(?!\s*(?i:am|pm|:|/|\.\d|st|nd|rd|th)\b)"
     rf"(?!\s*(?:,\s*\d|(?i:{_AND})\s+\d))"  # "Leo and Mia, 5 and 3": the ages of a list (AGE_LIST), not Mia's
 )
@@ -390,3 +422,5 @@ NOT_NAME_ENDING = _endings(_LISTS)
 # the first character of a Chinese name: a common surname, or a nickname's prefix (小明, 阿强, 老王); a word in a
 # question that starts otherwise ("可以带孩子一起参观吗": 一起, together) is no name
 HAN_NAME_START = frozenset("".join(data.get("name_starts", "") for data in _LISTS))
+# nor does a Chinese name start with a particle or a pronoun ("的那个": the one; "就这个": this one)
+HAN_NOT_NAME_START = frozenset("".join(data.get("not_name_starts", "") for data in _LISTS))

@@ -31,6 +31,7 @@ from chatbot.agent.offline.understanding import (
     WHEN_FIELDS,
     Hints,
     Reading,
+    keep_only,
     merge_children,
     read_lines,
     region_for,
@@ -304,7 +305,9 @@ class Turn:
     @cached_property
     def family_size(self) -> int:
         """How many children come: those known, or more when the parent said so ("my three kids")."""
-        counts = [r.child_count for r in [*self._family_readings, self.reading]]
+        readings = [*self._family_readings, self.reading]
+        restricted = max((i for i, r in enumerate(readings) if r.only), default=-1)  # "only Noah is coming"
+        counts = [r.child_count for r in readings[restricted + 1 :]]
         return max([len(self.family), *counts])
 
     @property
@@ -339,9 +342,13 @@ class Turn:
         dated = [o for o in options if _slot_matches(o, when)] if when.kind == "day" else []
         if reading.choice is not None and len(dated) == 1:  # "the 2nd" when the 2 December is listed: that day
             return dated, True
-        if reading.extreme and options:  # "the soonest", "the latest in the afternoon"
+        if reading.extreme and options:  # "the soonest", "the latest in the afternoon", "either is fine"
             fitting = [o for o in options if _slot_matches(o, when)] or options
-            pick = (min if reading.extreme == "soonest" else max)(fitting, key=lambda o: (o["date"], o["time"]))
+            if reading.extreme in ("any", "either"):  # "either is fine": of those that fit what was asked for
+                fitting = [o for o in fitting if self.intake.fits(o["date"], o["time"])] or fitting
+            if reading.extreme == "either" and len(fitting) > 2:  # "either" of four: which two is not said
+                return fitting, True
+            pick = (max if reading.extreme == "latest" else min)(fitting, key=lambda o: (o["date"], o["time"]))
             return [pick], True
         if reading.choice is not None:
             if reading.choice == -1:
@@ -424,6 +431,8 @@ class Turn:
             return "cancel"  # "now book Sam" after "cancel Mia's tour?": the cancellation still stands, read back both
         if "cancel" in intents and not self.conv.upcoming_tours and "offer_book" in self.asked:
             return "drop"  # "cancel that" at a booking's read-back: nothing was booked
+        if "no" in intents and "offer_book" in self.asked and self._no_again:
+            return "drop"  # a second "no" to the same read-back: it is not wanted, not a change to ask about again
         if intents & set(CALLBACK_CHANGES):  # "change my callback C-WUC3X6 to...", "cancel my call back"
             return "callback"
         for intent in FLOW_INTENTS:
@@ -865,8 +874,9 @@ class Turn:
             else:
                 text = compose(self)
             answered = any(r.get("status") == "success" for r in self.conv.results("get_faq_answer"))
-            if self._missed_again(declared) or (text == self.previous and not answered):  # a question asked
-                text = self._not_again(declared, text)  # again is answered again
+            again = text == self.previous or self._said_twice(text)
+            if self._missed_again(declared) or (again and not answered):  # a question asked again is answered
+                text = self._not_again(declared, text)  # again
             return Decision(text=text, declared=declared)
 
     def _not_again(self, declared: Declared, text: str) -> str:
@@ -879,7 +889,7 @@ class Turn:
         escalate = (replies.still_unclear(declared.asked, shorter) for shorter in (offered, not offered))
         not_sure = any(r.get("status") != "success" and not asked_nothing(r)  # a real question, not answered
                        for r in self.conv.results("get_faq_answer"))
-        if self._missed_again(declared) or not_sure:
+        if self._missed_again(declared) or not_sure or self._said_twice(text):
             first = []
         elif not set(declared.asked) - {"offer_callback"}:
             first = [replies.not_understood(), replies.help_text()]
@@ -888,6 +898,22 @@ class Turn:
         else:
             first = [replies.join([replies.not_caught(), text])]
         return next(t for t in chain(first, escalate) if t != self.previous)  # the last two differ from each other
+
+    @property
+    def _no_again(self) -> bool:
+        """Whether the parent's previous message was a no to the read-back this one says no to as well."""
+        before = self.earlier[-1][0] if self.earlier else None
+        answered = self.state.answered[-1] if self.state.answered else []
+        return before is not None and "no" in before.intents and "read_back" in answered
+
+    def _said_twice(self, text: str) -> bool:
+        """Whether the last reply was this one already said as not caught, and the parent sent nothing new (nothing
+        the reader could use, or the very details the tools just turned down): a third time would be a loop."""
+        if self.previous != replies.join([replies.not_caught(), text]):
+            return False
+        before = self.earlier[-1][0] if self.earlier else None
+        same = before is not None and bool(self.reading.facts) and self.reading.facts == before.facts
+        return same or _gave_nothing(self.reading)
 
     def _missed_again(self, declared: Declared) -> bool:
         """Whether this reply would ask the same question a third time: the state shows the last reply asked it
@@ -935,8 +961,10 @@ def _with_children(children: list[dict], reading: Reading) -> list[dict]:
     """The children with what one message said of them: its list of children, or its one child (the only
     child's name and age for a one-child booking, as the tools' child_name / child_age; among several, the
     child of that name, the one spelt like it when correcting, or one child more)."""
+    if reading.only:  # "only Noah would be starting": of the children known, the one said
+        children = keep_only(children, reading.only)
     if reading.children:
-        return merge_children(children, reading.children)
+        return keep_only(merge_children(children, reading.children), reading.only)
     one = {f: reading.facts[f"child_{f}"] for f in ("name", "age") if reading.facts.get(f"child_{f}") not in (None, "")}
     if not one:
         return children

@@ -40,6 +40,7 @@ ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")
 SIMILAR_NAME = 0.6  # "Jon" for "John" (0.86) is a correction; "Ana" for "John" (0.29) is not
 MAX_AGE = 18
 MAX_ANSWER_WORDS = 6
+MAX_NAME_PARTS = 4  # a romanised Chinese name can have four ("Raymond Lim Boon Hock")
 
 
 @dataclass
@@ -71,7 +72,8 @@ class Reading:
     booking_refs: list[str] = field(default_factory=list)
     callback_refs: list[str] = field(default_factory=list)  # call backs named by reference ("C-WUC3X6")
     choice: int | None = None  # index into the options shown; -1 for "the last one"
-    extreme: str = ""  # "soonest" or "latest": the option picked by when it is ("the soonest", "earliest one")
+    extreme: str = ""  # "soonest" or "latest": the option picked by when it is ("the soonest", "earliest one");
+    # "any" ("whichever", "any time ok") or "either" ("either is fine", "both work": one of two): the soonest
     hour: int | None = None  # "11 then": a bare hour naming one of the options shown
     reason: str = ""
     topic: str = ""
@@ -84,6 +86,7 @@ class Reading:
     said: dict[str, str] = field(default_factory=dict)  # a question in English words -> the parent's own words
     unsure: dict[str, str] = field(default_factory=dict)  # a name said without saying whose: {"child_name": "Mira"}
     child_said: bool = False  # the child's name came with a word that says it is the child's ("son Irfan")
+    only: str = ""  # of several children, the one coming: a name, or "younger" / "older" ("only the small one")
 
     def merge(self, other: "Reading") -> "Reading":
         """This reading with a later message's reading on top (later facts win)."""
@@ -96,6 +99,8 @@ class Reading:
             when = replace(when, time=None, part_of_day=later.part_of_day, after=later.after, before=later.before)
         elif later.part_of_day and not later.has_date and not later.time:
             when = replace(when, part_of_day=later.part_of_day)
+        only = other.only or self.only
+        children = keep_only(merge_children(self.children, other.children), only)
         return Reading(
             intents=self.intents | other.intents,
             questions=self.questions + other.questions,
@@ -112,12 +117,13 @@ class Reading:
             call_time=other.call_time or self.call_time,
             relation=other.relation or self.relation,
             correcting=self.correcting or other.correcting,
-            children=merge_children(self.children, other.children),
-            child_count=other.child_count or self.child_count,
+            children=children,
+            child_count=len(children) if only else other.child_count or self.child_count,
             adds_child=self.adds_child or other.adds_child,
             said={**self.said, **other.said},
             unsure={**self.unsure, **other.unsure},
             child_said=self.child_said or other.child_said,
+            only=only,
         )
 
 
@@ -141,6 +147,20 @@ def merge_children(children: list[dict], said: list[dict]) -> list[dict]:
                 merged.append(target)
         target.update({k: v for k, v in child.items() if v not in (None, "")})
     return merged
+
+
+def keep_only(children: list[dict], only: str) -> list[dict]:
+    """Of several children, the one said to be coming (`Reading.only`): the one of that name, or the youngest or
+    the oldest when all ages are known; all of them when it names none of them."""
+    if len(children) < 2 or not only:
+        return children
+    if only in ("younger", "older"):
+        if any(c.get("age") is None for c in children):
+            return children
+        pick = (min if only == "younger" else max)(children, key=lambda c: int(c["age"]))
+        return [pick]
+    named = [c for c in children if str(c.get("name") or "").lower() == only.lower()]
+    return named[:1] or children
 
 
 @lru_cache(maxsize=64)
@@ -184,14 +204,16 @@ def _name_word(word: str) -> bool:
     lowered = word.lower().strip("'.")
     verb = word.islower() and lowered.endswith("ing")  # "I'm meeting a friend", "I'm writing about..."
     known = (lx.NOT_NAME_ENDING.search, lx.SCHOOL_WORDS.fullmatch, lx.YES.fullmatch, lx.NO.fullmatch)
-    phrase = lx.HAN_WORD.fullmatch(word) and len(word) > lx.MAX_HAN_NAME  # "先看看别的": a phrase, not a name
+    phrase = lx.HAN_WORD.fullmatch(word) and (len(word) > lx.MAX_HAN_NAME  # "先看看别的": a phrase, not a name
+                                              or word[0] in lx.HAN_NOT_NAME_START)  # "的那个": a particle first
     return not (lowered in lx.NOT_A_NAME or verb or phrase or any(c.isdigit() for c in word)
                 or any(check(lowered) for check in known) or spans(word))
 
 
 def _clean_name(raw: str, whole: bool = True) -> str:
     """The name words at the start of `raw` ("Jon Tan" of "Jon Tan and my son"), '' if it is no name. Up to
-    three words, or six with "bin"/"binti"/"s/o" between them; an initial only beside a name ("R. Priya").
+    four words ("Raymond Lim Boon Hock"), or six with "bin"/"binti"/"s/o" between them; an initial only beside a
+    name ("R. Priya").
     Not `whole`: a name said by the way, whose further words count only when capitalised ("Sam" of "Sam
     wants to come")."""
     words: list[str] = []
@@ -201,19 +223,26 @@ def _clean_name(raw: str, whole: bool = True) -> str:
         joins = word.lower() in lx.NAME_CONNECTORS and bool(words)
         if not (joins or _is_initial(word, first=not words) or _name_word(word)):
             break
+        if words and _script(word) != _script(words[-1]) and not _is_initial(words[-1]):
+            break  # "Wei Ling 打错了" (typed it wrong): a name is written in one script
         if words and not whole and not joins and not word[:1].isupper():
             break
         words.append(word)
     while words and words[-1].lower() in lx.NAME_CONNECTORS:  # "Irfan bin" with no name after it
         words.pop()
     joined = any(w.lower() in lx.NAME_CONNECTORS for w in words[1:])
-    words = words[: 6 if joined else 3]
+    words = words[: 6 if joined else MAX_NAME_PARTS]
     if not words or words[0].lower().endswith("'s") or all(_is_initial(w) for w in words):
         return ""  # "S", "K": a letter alone is no name
     if len(words[0].strip(".")) == 1 and not _is_initial(words[0]):
         return ""
     name = " ".join(words)
     return name.title() if name.islower() or name.isupper() else name
+
+
+def _script(word: str) -> str:
+    """"han", "tamil" or "latin": the script a word is written in."""
+    return "han" if lx.HAN_WORD.match(word) else "tamil" if re.match(r"[\u0b80-\u0bff]", word) else "latin"
 
 
 def _name(patterns: list[re.Pattern], text: str, whole: bool = True) -> str:
@@ -424,6 +453,26 @@ def _name_correction(text: str, hints: Hints) -> tuple[str, str] | None:
     return None
 
 
+def _name_again(text: str, hints: Hints, correcting: bool) -> tuple[str, str] | None:
+    """("parent_name", "Mark Reyes") when a name already given is typed again, fuller ("Mark", then "Mark Reyes sorry
+    hit enter too soon": the same first words with a surname added) or, in a correction, respelt ("S. Sures",
+    then "sorry, S. Suresh"): the later form replaces the earlier one."""
+    for run in lx.CAP_RUN.finditer(text):
+        said = _clean_name(run.group(0), whole=False)
+        words = said.lower().split()
+        for name_field in ("parent_name", "child_name"):
+            value = str(hints.known.get(name_field) or "")
+            known = value.lower().split()
+            if not known or not words or words == known:
+                continue
+            fuller = len(words) > len(known) and words[: len(known)] == known
+            respelt = (correcting and len(words) == len(known) and words[0][0] == known[0][0]
+                       and SequenceMatcher(None, said.lower(), value.lower()).ratio() >= SIMILAR_NAME)
+            if fuller or respelt:
+                return name_field, said
+    return None
+
+
 def _reason(sentence: str) -> str:
     """Why a tour is cancelled: "because ...", or what follows "cancel T-XXXX, ..."."""
     match = lx.REASON.search(sentence)
@@ -502,7 +551,8 @@ def _names_a_slot(sentence: str, hints: Hints) -> bool:
 
 def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     """Parent and child names and the child's age (or the name a correction fixes)."""
-    fixed = _name_correction(bare, hints) if reading.correcting else None
+    fixed = (_name_correction(bare, hints) if reading.correcting else None) or _name_again(
+        bare, hints, reading.correcting)
     if fixed:
         reading.facts[fixed[0]] = fixed[1]
         reading.corrections.add(fixed[0])
@@ -564,6 +614,9 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts["child_name"] = leading
     elif leading and "parent_name" in hints.asked:
         reading.facts["parent_name"] = leading
+    signed = "" if leading or "parent_name" not in hints.asked else _signed_name(bare)
+    if signed:  # "yes book it, Jenna Morales" to "And may I have your name?"
+        reading.facts.setdefault("parent_name", signed)
     maybe = "" if leading else _name(lx.MAYBE_CHILD, bare, whole=False)
     if maybe and "child_name" in hints.asked and "parent_name" not in hints.asked:
         reading.facts["child_name"] = maybe  # "for Mira" to "What's your daughter's name?"
@@ -573,6 +626,20 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts.setdefault("child_name", hints.unsure["child_name"])
     elif hints.unsure and not reading.unsure and "no" in reading.intents and "parent_name" in hints.unsure:
         reading.facts.setdefault("parent_name", hints.unsure["parent_name"])  # "no, that's me"
+
+
+def _signed_name(bare: str) -> str:
+    """A name that ends a line after a comma, every word of it capitalised as typed (or a Chinese name: "yes book it,
+    Jenna Morales", "ok boleh, Siti Aminah", "好的，陈美玲"): the parent signing with the name just asked for."""
+    for line in bare.splitlines():
+        *before, part = re.split(r"[,;]", line)
+        words = part.split()
+        written = all(w[:1].isupper() or (lx.HAN_WORD.fullmatch(w) and _could_be_han_name(w)) for w in words)
+        if before and words and "?" not in part and written and _only_name(part):
+            name = _clean_name(part)
+            if len(name.split()) == len(words):
+                return name
+    return ""
 
 
 def _only_name(part: str) -> bool:
@@ -595,7 +662,7 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     found: list[tuple[int, str, int | None]] = []  # (where, name, age)
 
     def add(at: int, name: str, age: int | None = None) -> None:
-        name = name.removesuffix("'s")  # "Sam's 6"
+        name = _name_ending(name.removesuffix("'s"))  # "Sam's 6"; "Mei Xin 4"; "Hi Ava 6": Ava
         if not _clean_name(name) or name.lower() == parent or (age is not None and not 0 < age <= MAX_AGE):
             return
         found.append((at, name.title() if name.islower() else name, age))
@@ -657,6 +724,11 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     aged = [c["age"] for c in children if "age" in c]
     if group and len(children) >= 2 and len(aged) == 1:  # "twins, Leo n Mia, 5": twins are the same age
         children = [{**c, "age": aged[0]} for c in children]
+    named_before = [{"name": str(hints.known.get("child_name") or "")}, *hints.known_children]
+    reading.only = _only_child(digits, [*children, *named_before])
+    if reading.only and len(keep_only(children, reading.only)) == 1:  # "two kids, Ava 6 and Noah 3, only Noah"
+        children, reading.child_count = keep_only(children, reading.only), 1
+        reading.facts.update({f"child_{k}": v for k, v in children[0].items()})
     several = len(children) >= 2 or reading.child_count >= 2 or (adds and children)
     if several or hints.asked_ages_of or "family_again" in hints.asked:
         reading.children = children
@@ -664,6 +736,28 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         if children or reading.child_count >= 2:
             reading.facts.pop("child_name", None)
             reading.facts.pop("child_age", None)
+
+
+def _name_ending(words: str) -> str:
+    """The longest run of name words that ends `words` ("Ava" of "Hi Ava", "Mei Xin" of "Mei Xin")."""
+    split = words.split()
+    return next((" ".join(split[i:]) for i in range(len(split))
+                 if len(_clean_name(" ".join(split[i:])).split()) == len(split) - i), "")
+
+
+def _only_child(text: str, children: list[dict]) -> str:
+    """The one child said to be the only one coming ("only Noah would be starting", "Hana je"): its name (one of
+    `children`, or any name written as one: the children it picks from may come in another message), or
+    "younger" / "older" ("only the small one is joining"); '' when no child is named so."""
+    names = {str(c.get("name") or "").lower() for c in children} - {""}
+    for match in lx.ONLY_CHILD.finditer(text):
+        said = {k.removeprefix("then_"): v for k, v in match.groupdict().items() if v}
+        if "younger" in said or "older" in said:
+            return "younger" if "younger" in said else "older"
+        name = said.get("name", "")
+        if name.lower() in names or (_clean_name(name) and not name.islower()):  # a child named before, or a name
+            return name
+    return ""
 
 
 def _title_short(text: str) -> str:
@@ -687,7 +781,10 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     """The option picked, and what a call back is about and when."""
     reading.choice = _choice(text, hints)
     extreme = lx.EXTREME.search(text) if hints.options else None
+    any_one = lx.ANY_OPTION.search(text) if hints.options and not extreme else None
     reading.extreme = ("soonest" if extreme.group(1) else "latest") if extreme else ""
+    if any_one:  # "either is fine": the soonest, when it is one of two ("any" of any number)
+        reading.extreme = "either" if any_one.group("two") else "any"
     hour = lx.HOUR_ONLY.match(bare)
     age = hour and reading.facts.get("child_age") == int(hour.group(1))  # "son Arjun 6": his age, not 6 o'clock
     if (hour and not age and reading.choice is None and hints.options and len(text.split()) <= 5

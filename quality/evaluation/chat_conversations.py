@@ -1,6 +1,6 @@
 """Held-out chat-style conversations (a folder's `chat.jsonl`), run through the concierge and scored RIGHT or WRONG.
 
-The format, one JSON object per line (chatbot/evaluation/chat_dev/README.md shows a whole one):
+The format, one JSON object per line (quality/evaluation/chat_dev/README.md shows a whole one):
 
 - `id`, `language` (one of LANGUAGES), `turns`: the parent's messages in order, each sent after the concierge
   answered the one before; a list inside `turns` is a burst (messages sent together, before the reply);

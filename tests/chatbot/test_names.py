@@ -80,6 +80,15 @@ def test_a_particle_or_an_interjection_is_no_name(text, asked):
     assert names(read(text, asked)) == {}
 
 
+@pytest.mark.parametrize("text", [
+    "大的9岁小的6岁",  # zh: "the older one is 9, the younger one 6" (a browser parent's words)
+    "老大7岁，老二4岁",  # zh: "the eldest is 7, the second 4"
+])
+def test_the_older_or_younger_one_is_no_childs_name(text):
+    """Which child, said by age order, is no name: the children are asked for by name instead."""
+    assert names(read(text, "child_name")) == {}
+
+
 # --- school years, numbers and single letters are no child ------------------------------------------------------
 
 @pytest.mark.parametrize("text", [

@@ -13,13 +13,12 @@ request on is real.
 """
 
 import json
-import sys
 import threading
 import time
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
-from quality.bench.common import LOCALHOST
+from quality.local_endpoint import LocalEndpoint
 
 
 @dataclass
@@ -77,20 +76,18 @@ class StandIn:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 stand_in.answer(self, body)
 
-        self.server = _Server((LOCALHOST, 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, name="model-stand-in", daemon=True)
+        self.endpoint = LocalEndpoint(Handler, "model-stand-in")
 
     @property
     def api_base(self) -> str:
-        return f"http://{LOCALHOST}:{self.server.server_address[1]}/v1"
+        return self.endpoint.api_base
 
     def __enter__(self) -> "StandIn":
-        self.thread.start()
+        self.endpoint.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self.endpoint.__exit__(*exc)
 
     def _next(self, body: dict) -> Scripted:
         with self._lock:
@@ -199,15 +196,6 @@ class StandIn:
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
         handler.wfile.write(body.encode())
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request, client_address) -> None:
-        """A client that closes its kept-alive connection is no error worth a traceback on stderr."""
-        if not isinstance(sys.exc_info()[1], ConnectionError):
-            super().handle_error(request, client_address)
 
 
 class _Chunked:

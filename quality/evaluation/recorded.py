@@ -19,7 +19,7 @@ import json
 import re
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -32,6 +32,7 @@ from chatbot.agent.offline.conversation import parse_facts
 from chatbot.models import Channel, Message
 from chatbot.services import receive
 from quality.evaluation.world import Booking, build_world, destroy_world
+from quality.local_endpoint import LocalEndpoint
 
 RECORDINGS = Path(__file__).with_name("recorded")
 REFERENCE = re.compile(r"\b[TCW]-[A-Z0-9]{4,12}\b")
@@ -107,7 +108,7 @@ def _completion(answer: dict, index: int) -> dict:
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}}
 
 
-class _Server:
+class _Replay:
     """A local OpenAI-compatible endpoint serving one recording (127.0.0.1, a free port)."""
 
     def __init__(self, model: _Model) -> None:
@@ -128,20 +129,7 @@ class _Server:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> "_Server":
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.endpoint = LocalEndpoint(Handler, "model-replay")
 
 
 @dataclass
@@ -159,8 +147,8 @@ class Replayed:
 def replay(recording: Recording) -> Replayed:
     """Run the recording's parent messages through the product against its recorded answers; grade the end."""
     model = _Model(recording)
-    with time_machine.travel(recording.moment, tick=True), _Server(model) as server, override_settings(
-            LLM_MODEL="openai/replay", LLM_API_BASE=server.url, LLM_API_KEY="replay",
+    with time_machine.travel(recording.moment, tick=True), _Replay(model).endpoint as server, override_settings(
+            LLM_MODEL="openai/replay", LLM_API_BASE=server.api_base, LLM_API_KEY="replay",
             CHAT_BURST_WINDOW_SECONDS=0):
         setup = tuple(Booking("mine", item["day"], item["time"], child_name=item["child"], child_age=item.get("age", 5))
                       for item in recording.setup)

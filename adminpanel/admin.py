@@ -3,11 +3,9 @@ apps never import the console; Django's admin autodiscovery imports this module.
 
 from django.contrib import admin
 
-from adminpanel.admins import bookings, chatbot, crm, reminders  # noqa: F401 (register the apps' admin pages)
+from adminpanel.admins import bookings, chatbot, crm, reminders, scheduling  # noqa: F401 (register the apps' admin pages)
 from adminpanel.scenarios import ReviewScenarioAdmin, ReviewScenarioResultAdmin
 from chatbot.models import ReviewScenario, ReviewScenarioResult
 
 admin.site.register(ReviewScenario, ReviewScenarioAdmin)
 admin.site.register(ReviewScenarioResult, ReviewScenarioResultAdmin)
-
-from adminpanel.scheduling import admin as scheduling_admin  # noqa: E402, F401  (registers JobRun's admin)

@@ -1,4 +1,4 @@
-"""Time-based booking work, run by the scheduled-job registry (adminpanel/scheduling/jobs.py)."""
+"""Time-based booking work, run by the scheduled-job registry (plumbing/scheduling/jobs.py)."""
 
 from celery import shared_task
 

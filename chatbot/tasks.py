@@ -69,6 +69,6 @@ def resend_lost_replies(now: dt.datetime | None = None) -> int:
 
 @shared_task(acks_late=True, name="chatbot.tasks.send_due_reminders")
 def send_due_reminders() -> str:
-    """The scheduled job of tour reminders (adminpanel/scheduling/jobs.py runs it every minute)."""
+    """The scheduled job of tour reminders (plumbing/scheduling/jobs.py runs it every minute)."""
     counts = reminders.send_due_reminders()
     return ", ".join(f"{count} {state}" for state, count in sorted(counts.items())) or "none due"

@@ -12,11 +12,11 @@ django_asgi_app = get_asgi_application()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ChannelNameRouter, ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from adminpanel.scheduling import embedded  # noqa: E402
 from chatbot.channels.web.consumer import ChatOriginValidator  # noqa: E402
 from chatbot.channels.worker import AGENT_CHANNEL, AgentWorker  # noqa: E402
 from chatbot.routing import websocket_urlpatterns  # noqa: E402
 from chatbot.warmup import warm_up  # noqa: E402
+from plumbing.scheduling import embedded  # noqa: E402
 
 warm_up()  # what the first turn would load (language detector, tool schemas, ...): at start-up, not in a turn
 

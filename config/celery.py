@@ -4,13 +4,13 @@ import os
 
 from celery import Celery
 
-from adminpanel.scheduling.jobs import beat_schedule
+from plumbing.scheduling.jobs import beat_schedule
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 app = Celery("concierge")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# Beat runs the one registry of scheduled jobs (adminpanel/scheduling/jobs.py).
+# Beat runs the one registry of scheduled jobs (plumbing/scheduling/jobs.py).
 app.conf.beat_schedule = beat_schedule()
 app.autodiscover_tasks()

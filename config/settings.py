@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_prometheus",
     "csp",
+    "plumbing",
     "bookings",
     "crm",
     "chatbot",
@@ -179,10 +180,10 @@ CELERY_TASK_TIME_LIMIT = 120
 CELERY_TASK_SOFT_TIME_LIMIT = 100
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
-# Scheduled work: one registry (adminpanel/scheduling/jobs.py) for beat, the embedded scheduler and `run_scheduled`;
+# Scheduled work: one registry (plumbing/scheduling/jobs.py) for beat, the embedded scheduler and `run_scheduled`;
 # config/celery.py gives it to beat (the settings import no app code).
 # The embedded default has no beat: with eager Celery a thread of the web process runs the due jobs
-# (adminpanel/scheduling/embedded.py). Off turns it off (tests do); with a broker it never runs (beat does the work).
+# (plumbing/scheduling/embedded.py). Off turns it off (tests do); with a broker it never runs (beat does the work).
 EMBEDDED_SCHEDULER = env.bool("EMBEDDED_SCHEDULER", default=True)
 SCHEDULER_TICK_SECONDS = env.float("SCHEDULER_TICK_SECONDS", default=15.0)
 SCHEDULER_FIRST_RUN_SECONDS = env.float("SCHEDULER_FIRST_RUN_SECONDS", default=5.0)

@@ -6,7 +6,6 @@ import factory
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from adminpanel.scheduling.models import JobRun
 from bookings.models import (
     BookingChild,
     CallbackRequest,
@@ -28,6 +27,7 @@ from chatbot.models import (
 )
 from chatbot.reminders.models import ReminderSettings, SentReminder
 from crm.models import Activity, Child, Contact, Deal, ExternalCall, FailedTask
+from plumbing.models import JobRun
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -76,7 +76,7 @@ MAKERS = {
     "chatbot.sentreminder": SentReminderFactory,
     "chatbot.rejectedinbound": lambda: dead_letter("whatsapp", "text is not an object",
                                                    {"id": f"wamid.X{next(_DEAD)}", "text": "plain string"}),
-    "adminpanel.jobrun": JobRunFactory,
+    "plumbing.jobrun": JobRunFactory,
 }
 # WhiteNoise warns when STATIC_ROOT has not been collected yet: irrelevant to these pages.
 pytestmark = pytest.mark.filterwarnings("ignore:No directory at:UserWarning")
@@ -132,7 +132,7 @@ def populated(school, tuesday):
 
 def test_every_model_is_registered():
     registered = {model._meta.label_lower for model in admin.site._registry}
-    ours = {model._meta.label_lower for app in ("bookings", "crm", "chatbot", "adminpanel")
+    ours = {model._meta.label_lower for app in ("bookings", "crm", "chatbot", "plumbing")
             for model in apps.get_app_config(app).get_models()}
     assert ours == set(MAKERS)
     assert ours <= registered

@@ -12,9 +12,9 @@ from django.conf import settings
 from django.core.management import CommandError, call_command
 from django.utils.module_loading import import_string
 
-from adminpanel.scheduling import embedded, runner
-from adminpanel.scheduling.jobs import JOBS, Job, job_named
-from adminpanel.scheduling.models import JobRun
+from plumbing.models import JobRun
+from plumbing.scheduling import embedded, runner
+from plumbing.scheduling.jobs import JOBS, Job, job_named
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,7 +45,7 @@ def test_beat_runs_exactly_the_registry_through_run_job():
     assert set(current_app.conf.beat_schedule) == {job.name for job in JOBS}
     for job in JOBS:
         entry = current_app.conf.beat_schedule[job.name]
-        assert (entry["task"], entry["args"], entry["schedule"]) == ("adminpanel.tasks.run_job", (job.name,),
+        assert (entry["task"], entry["args"], entry["schedule"]) == ("plumbing.tasks.run_job", (job.name,),
                                                                       float(job.every_seconds))
         task = import_string(job.task)
         assert task.name == job.task == current_app.tasks[job.task].name, "the task's name is its import path"
@@ -113,7 +113,7 @@ def test_run_scheduled_says_what_ran_and_what_was_not_due(fake_jobs, capsys):
 
 
 def test_beat_entry_point_records_the_run(fake_jobs, monkeypatch):
-    from adminpanel import tasks
+    from plumbing import tasks
 
     monkeypatch.setattr(tasks, "job_named", lambda name: next(j for j in fake_jobs if j.name == name))
     assert tasks.run_job.apply(args=["counted"]).get().startswith("ran      counted")

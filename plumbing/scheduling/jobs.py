@@ -40,6 +40,6 @@ def job_named(name: str) -> Job:
 
 
 def beat_schedule() -> dict:
-    """Beat's schedule: each job through `adminpanel.tasks.run_job`, which records its run like the others."""
-    return {job.name: {"task": "adminpanel.tasks.run_job", "schedule": float(job.every_seconds), "args": (job.name,)}
+    """Beat's schedule: each job through `plumbing.tasks.run_job`, which records its run like the others."""
+    return {job.name: {"task": "plumbing.tasks.run_job", "schedule": float(job.every_seconds), "args": (job.name,)}
             for job in JOBS}

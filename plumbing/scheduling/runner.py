@@ -1,5 +1,5 @@
 """Run the registry's jobs when they are due, once per interval, whoever asks: the embedded scheduler thread,
-`manage.py run_scheduled` (operators, cron, tests) or Celery beat (`adminpanel.tasks.run_job`).
+`manage.py run_scheduled` (operators, cron, tests) or Celery beat (`plumbing.tasks.run_job`).
 
 A run is claimed with a conditional UPDATE on the job's `JobRun` row ("last started at or before now minus
 the interval"), which the database serialises: two processes (two daphnes, or beat and an operator) cannot
@@ -16,8 +16,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from adminpanel.scheduling.jobs import JOBS, Job
-from adminpanel.scheduling.models import JobRun
+from plumbing.models import JobRun
+from plumbing.scheduling.jobs import JOBS, Job
 
 logger = logging.getLogger(__name__)
 

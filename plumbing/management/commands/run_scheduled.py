@@ -2,11 +2,11 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from adminpanel.scheduling import runner
+from plumbing.scheduling import runner
 
 
 class Command(BaseCommand):
-    help = "Run every scheduled job that is due now, once, and say what ran (adminpanel/scheduling/jobs.py lists them)."
+    help = "Run every scheduled job that is due now, once, and say what ran (plumbing/scheduling/jobs.py lists them)."
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--job", action="append", dest="jobs", metavar="NAME",

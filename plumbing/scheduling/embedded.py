@@ -3,7 +3,7 @@ the web process runs the registry's jobs when they are due, so nothing needs a s
 
 It starts only when Celery is eager (no broker, so no beat would run the jobs) and EMBEDDED_SCHEDULER is on
 (tests turn it off), and once per process. Several web processes may each run one: the runs are claimed in
-the database (adminpanel.scheduling.runner), so each job still runs once per interval.
+the database (plumbing.scheduling.runner), so each job still runs once per interval.
 """
 
 import logging
@@ -13,7 +13,7 @@ import time
 from django.conf import settings
 from django.db import close_old_connections
 
-from adminpanel.scheduling import runner
+from plumbing.scheduling import runner
 
 logger = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""When each scheduled job last ran: what makes runs due-based across processes and restarts."""
+"""Plumbing's one model: when each scheduled job last ran, what makes runs due-based across processes and restarts
+(plumbing/scheduling/)."""
 
 from django.db import models
 

@@ -1,7 +1,7 @@
 from django.contrib import admin
 
 from adminpanel.records import ReadOnlyMixin
-from adminpanel.scheduling.models import JobRun
+from plumbing.models import JobRun
 
 
 @admin.register(JobRun)

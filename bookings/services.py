@@ -207,6 +207,16 @@ def next_open_slots(school: School, after: dt.date | None = None, *, now: dt.dat
     return slots
 
 
+def open_around(school: School, day: dt.date, *, now: dt.datetime | None = None) -> list[SlotView]:
+    """For a day with no tours (a closed weekday, a closure): the open slots of the nearest open day before it and
+    of the nearest after it (a Saturday asked for: the Friday before and the Monday after), else the next ones."""
+    earlier = available_slots(school, day - dt.timedelta(days=ALTERNATIVE_DAYS), day - dt.timedelta(days=1), now=now)
+    later = next_open_slots(school, after=day + dt.timedelta(days=1), now=now)
+    before = [s for s in earlier if s.local_date == earlier[-1].local_date] if earlier else []
+    after = [s for s in later if s.local_date == later[0].local_date] if later else []
+    return before + after if before else later
+
+
 def open_days(school: School, *, now: dt.datetime | None = None) -> list[TourSlot]:
     """The school's published open days still ahead, soonest first (full ones too: they can say so)."""
     return list(TourSlot.objects.filter(school=school, kind=TourSlot.Kind.OPEN_DAY, published=True,
@@ -241,14 +251,14 @@ def check_day(school: School, day: dt.date, *, now: dt.datetime | None = None) -
     if day.weekday() in school.closed_weekdays:
         raise BookingError("closed_weekday", gettext_noop("We don't run tours on %(weekday)s."),
                            params={"weekday": day}, field="preferred_date",
-                           alternatives=next_open_slots(school, after=day, now=now))
+                           alternatives=open_around(school, day, now=now))
     closure = SchoolClosure.objects.filter(school=school, date=day).first()
     if closure:
         template = (gettext_noop("The school is closed on %(date)s (%(reason)s).") if closure.reason
                     else gettext_noop("The school is closed on %(date)s."))
         raise BookingError("closed_day", template, params={"date": day, **({"reason": closure.reason}
                                                                            if closure.reason else {})},
-                           field="preferred_date", alternatives=next_open_slots(school, after=day, now=now))
+                           field="preferred_date", alternatives=open_around(school, day, now=now))
     if day > last_day:
         raise BookingError(
             "beyond_window",

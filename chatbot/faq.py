@@ -142,8 +142,8 @@ QUESTION_STARTS = (
     "who whos whose why any"
 )
 SENTENCE_END = re.compile(r"(?<=[?!.])\s+|\n+")
-PART_BREAK = re.compile(
-    rf",?\s+(?:{'|'.join(SPLIT_WORDS)})\s+(?=(?:{'|'.join(QUESTION_STARTS.split())})\b)", re.IGNORECASE
+PART_BREAK = re.compile(  # ("... to come and have a look": one wish, "have" asking nothing)
+    rf",?\s+(?:{'|'.join(SPLIT_WORDS)})\s+(?=(?:{'|'.join(QUESTION_STARTS.split())})\b)(?!have a\b)", re.IGNORECASE
 )
 # "We'd love to come and see the campus": a wish to do something (book, visit), which the FAQ does not
 # answer, whatever words it shares with an entry. "I'd like to know ..." is a question.
@@ -155,6 +155,25 @@ WISH_OPENERS = (
 )
 WISH_VERBS = "arrange book cancel change come meet move reschedule schedule speak talk tour visit"
 WISH = re.compile(rf"^(?:{'|'.join(WISH_OPENERS)}) (?:{'|'.join(WISH_VERBS.split())})\b")
+# A visit asked for as a question or an idiom ("could we pop in for a look round?", "any chance we can come see the
+# school?", "keen to have a peek at the campus"): a request to book a tour, not a question for the FAQ.
+VISIT_OPENERS = (
+    "can i", "can we", "could i", "could we", "may i", "may we", "might we", "we can", "we could", "i could",
+    "any chance i can", "any chance we can",
+    "any chance i could", "any chance we could", "any chance to", "is it possible to", "would it be possible to",
+    "is it ok to", "is it okay to", "is it ok if we", "is it okay if we", "would it be ok if we", "mind if we",
+    "would you mind if we", "keen to", "i'm keen to", "we're keen to", "we are keen to", "we'd be keen to",
+    "i'd be keen to", "hoping to", "we were hoping to", "i was hoping to",
+)
+VISIT_VERBS = (
+    r"come|pop|drop|swing|stop by|visit|tour|look (?:a)?round|have a (?:look|peek|nosy|wander)|take a look"
+    r"|check out (?:the|your) (?:school|campus|place)|see (?:the|your) (?:school|campus|place|premises|facilities"
+    r"|grounds|centre|kindergarten|preschool)"
+)
+VISIT = re.compile(rf"(?:^|(?<=\s))(?:(?:{'|'.join(VISIT_OPENERS)}) (?:please |maybe |just )?(?:{VISIT_VERBS})"
+                   r"|(?:(?:do|does) (?:you|u|the school)|(?:if|whether) (?:you|u))(?: guys| all)?"
+                   r" (?:do|offer|run|arrange) (?:school |campus )?"
+                   r"(?:tours?|visits?|viewings?))\b")
 # A request for information is a question too ("Tell me the address please.").
 REQUEST_STARTS = ("tell me", "please tell me", "let me know", "i want to know", "i would like to know",
                   "i need to know", "could you tell me", "can you tell me")
@@ -620,7 +639,8 @@ def _is_question(text: str) -> bool:
 
 
 def _is_wish(text: str) -> bool:
-    return bool(WISH.match(strip_lead_ins(text).lower().replace("\u2019", "'")))
+    said = strip_lead_ins(text).lower().replace("\u2019", "'")
+    return bool(WISH.match(said) or VISIT.search(said))
 
 
 def split_question(question: str) -> list[str]:

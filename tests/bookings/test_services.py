@@ -264,9 +264,20 @@ def test_closed_weekday_is_refused(school, contact, next_weekday, now, weekday, 
     err = refused("closed_weekday", "preferred_date", book, school=school, contact=contact, day=day, now=now)
     assert err.message == f"We don't run tours on {name}s."
     assert_open_alternatives(school, err.alternatives, now)
-    # The alternatives are the week from the requested day: the days just after it.
-    assert all(day < alt.local_date <= day + dt.timedelta(days=6) for alt in err.alternatives)
+    # The alternatives are the nearest open days around it: the Friday before (unless too soon) and the Monday after.
+    friday, monday = day - dt.timedelta(days=day.weekday() - 4), day + dt.timedelta(days=7 - day.weekday())
+    days = sorted({alt.local_date for alt in err.alternatives})
+    assert days[-1] == monday and set(days[:-1]) <= {friday}
     assert_nothing_booked()
+
+
+def test_a_closed_day_offers_the_nearest_open_days_on_either_side(school, next_weekday, now):
+    saturday = next_weekday(school, SATURDAY, min_days_ahead=5)
+    SchoolClosureFactory(school=school, date=saturday - dt.timedelta(days=1), reason="Sports day")  # the Friday
+    SchoolClosureFactory(school=school, date=saturday + dt.timedelta(days=2), reason="")  # the Monday
+    around = services.open_around(school, saturday, now=now)
+    assert sorted({s.local_date for s in around}) == [saturday - dt.timedelta(days=2), saturday + dt.timedelta(days=3)]
+    assert len(around) == 8  # every open tour of the Thursday before and of the Tuesday after
 
 
 def test_holiday_is_refused_with_its_reason(school, contact, tuesday, now):
@@ -275,8 +286,10 @@ def test_holiday_is_refused_with_its_reason(school, contact, tuesday, now):
     assert err.message == f"The school is closed on {describe_date(tuesday)} (Deepavali)."
     assert "Tuesday" in err.message
     assert_open_alternatives(school, err.alternatives, now)
-    assert tuesday not in {alt.local_date for alt in err.alternatives}
-    assert err.alternatives[0].local_date == tuesday + dt.timedelta(days=1)
+    # the open days on either side of it: the Monday before and the Wednesday after
+    assert {alt.local_date for alt in err.alternatives} == {tuesday - dt.timedelta(days=1),
+                                                           tuesday + dt.timedelta(days=1)}
+    assert err.alternatives[0].local_date == tuesday - dt.timedelta(days=1)
     assert_nothing_booked()
 
 

@@ -262,6 +262,16 @@ def _read_back_again(turn: "Turn") -> str:
     return replies.join(texts)
 
 
+def _aside(turn: "Turn") -> bool:
+    """Whether this turn dealt with something else while a read-back waits for the parent's yes: a question
+    answered, the parent's tours listed, or a call back arranged (its read-back is then asked again)."""
+    if "read_back" not in turn.asked or "no" in turn.reading.intents:
+        return False
+    arranged = any(r.get("status") == "success" for name in ("request_callback", "manage_callback")
+                   for r in turn.conv.results(name))
+    return turn.flow in ("faq", "my_tour") or (turn.flow == "callback" and arranged)
+
+
 def compose(turn: "Turn") -> str:
     """The final text of the turn."""
     if turn.flow == "refuse":
@@ -301,9 +311,12 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.anything_else())
     elif reading.facts.keys() & {"parent_name", "parent_phone"} and not parts:
         parts.append(replies.noted(name))
-    unconfirmed = replies.unconfirmed(_read_back_again(turn)) if "read_back" in turn.asked and not main else ""
-    if unconfirmed and reading.intents & {"bye", "thanks"}:  # never let a parent leave thinking it is done
-        parts.append(unconfirmed)
+    aside = _aside(turn)
+    waiting = _read_back_again(turn) if "read_back" in turn.asked and (not main or aside) else ""
+    if waiting and reading.intents & {"bye", "thanks"}:  # never let a parent leave thinking it is done
+        parts.append(replies.unconfirmed(waiting))
+    elif waiting and aside:  # a question answered (a call back arranged) while the tour still waits for its yes
+        parts.append(waiting)
     elif "bye" in reading.intents:
         parts.append(replies.bye(name, conv.upcoming_tours, today))
     elif "thanks" in reading.intents and not main and replies.no_problem() not in parts:  # "no, thank you"

@@ -31,15 +31,25 @@ BYE = _rx(
 )
 _TOUR = (
     r"(?:a |the |another |one more |)(?:campus |school )?"
-    r"(?:tour|visit|look around|viewing|come (?:and|to) see|see the (?:school|campus)|come (?:by|over|down|in)"
-    r"|pop (?:by|in|over|down)|drop (?:by|in)|have a look|take a look|check out the (?:school|campus)"
-    r"|appointment|reservation|see (?:it|you|the \w+|your \w+)|view (?:it|the \w+))"
+    r"(?:tour|visit|look (?:a)?round|viewing|come (?:and |to |n |& )?see|see the (?:school|campus)"
+    r"|come (?:by|over|down|in|round|along)|(?:pop|drop|swing|stop) (?:by|in|over|down|round|along)"
+    r"|(?:have|take|get|grab) (?:a |a quick |a little )?(?:look|peek|peep|nosy|nose|squiz|gander|look-see|wander)"
+    r"|(?:peek|peep|look) (?:at|inside|in) (?:the|your) (?:school|campus|place|premises|facilities|classrooms?|centre)"
+    r"|walk (?:a)?round|walk-?through|show (?:us|me) (?:a)?round|check (?:it|you|the place) out"
+    r"|check out the (?:school|campus|place)"
+    r"|appointment|reservation|see (?:it|you|the \w+|your \w+|(?:a)?round)|view (?:it|the \w+))"
+)
+# Ways of asking to do something ("could we ...", "any chance we can ...", "keen to ..."): with a tour, a booking
+_ASK_TO = (
+    r"want|would like|'d like|wanna|like to|love to|'d love|interested in|keen|eager|looking for|hoping|hope to"
+    r"|need|plan(?:ning)? to|thinking of|can (?:i|we)|could (?:i|we)|may (?:i|we)|(?:i|we) (?:can|could|may|might)"
+    r"|any chance|possible|mind if|ok(?:ay)? (?:if|for)|alright if|is there (?:a|any) way"
+    r"|(?:do|does) (?:you|u|the school)(?: guys| all)? (?:do|offer|have|run|arrange)|(?:wondering|wonder|asking)"
+    r" (?:if|whether)|arrange|schedule|plan"
 )
 BOOK = _rx(
     r"\bbook\b(?!\s+(?:club|fair|list))|\bbooking (?:a|an|another|one|for|in)\b|\breserve\b|\bsign (?:me |us )?up\b"
-    r"|\b(?:want|would like|'d like|wanna|like to|love to|'d love|interested in|keen|looking for|hoping|hope to"
-    r"|need|plan(?:ning)? to|thinking of|can (?:i|we)"
-    rf"|could (?:i|we)|may (?:i|we)|arrange|schedule|plan)\b[^.?!]*\b{_TOUR}"
+    rf"|\b(?:{_ASK_TO})\b[^.?!]*\b{_TOUR}"
     rf"|^\s*{_TOUR}\s*(?:please|pls)?\s*[.!?]*\s*$"
     r"|\b(?:a |the )?(?:campus |school )?(?:tour|visit)\s+(?:for|on|please|pls|next|this|tomorrow)\b"
     rf"|\b{_TOUR}\b[^.?!]*\b(?:i|we) (?:want|would like)\W*$"  # the wish said last, as Tamil does
@@ -66,7 +76,9 @@ CANCEL_WORD = _rx(r"\bcancel")
 RATHER_MOVE = _rx(r"\b(?:instead|another (?:day|time|date)|different|other (?:day|time|date)|move|change)\b")
 # Looking, not booking ("just browsing", "not ready to book yet"): no details are asked for until a task needs them.
 BROWSING = _rx(
-    r"\b(?:just|only|merely) (?:browsing|looking|asking|checking|curious|wondering|enquiring|researching)\b"
+    r"\b(?:just|only|merely) (?:browsing|looking(?! to\b| for (?!now\b))|researching|(?:asking|checking|curious"
+    r"|wondering|enquiring)(?! (?:if|whether|about|abt|when|what|how|why|where|which|who|for)\b))\b"  # not "just
+    # asking if ...": a question, or a visit asked for
     r"|\bnot (?:ready|looking|planning|going) to (?:book|visit|come)\b|\bno need to (?:book|visit|come)\b"
     r"|\b(?:won'?t|don'?t want to|not) book(?:ing)? (?:yet|now|for now|just yet|anything)\b"
 )
@@ -156,6 +168,23 @@ QUESTION_INSIDE = _rx(
 INFO_REQUEST = _rx(
     r"\b(?:tell me about|info(?:rmation)? (?:on|about)|i'?d like to know|want to know|wondering|curious)\b"
 )
+# About the school, a request for information said as a statement ("pls send me the fee schedule", "need to know
+# the uniform policy"), or a topic in a few words, as busy parents ask mid-booking ("fees pls", "btw lunch")
+INFO_ASK = _rx(r"\b(?:tell|send|show|share with) (?:me|us)\b|\blet (?:me|us) know\b|\bneed to know\b"
+               r"|\b(?:details|info) (?:on|abt|of|for)\b")
+TOPIC_ASK = _rx(r"^\W*(?:and|also|plus|oh and|oh|btw|by the way|what abt|how abt)\b|\b(?:pls|plz|please)\W*$")
+SHORT_ASK_WORDS = 6
+# where a question about the school starts inside a sentence that asks for something else ("book the 2pm slot pls
+# how much r the fees"): read from there
+QUESTION_INSIDE_REQUEST = _rx(
+    r"(?<=\s)(?:how much|how many|how long|what|what's|whats|wat|is there|are there|do you|does (?:it|the)|where"
+    r"|which)\b"
+)
+# what makes such a sentence a detail about the family rather than a question ("also my kids are coming")
+ABOUT_US = _rx(r"\b(?:my|our|i|we|i'm|we're|i've|we've|he|she|he's|she's|they|they're)\b")
+# school words that name who or what is visited, not a topic to ask about ("and 2 kids", "tour pls")
+NO_TOPIC = frozenset({"school", "sch", "children", "kids", "kid", "students", "student", "age", "year", "grade",
+                      "grades", "tour", "visit", "campus"})
 ASKS_WHAT_IS_OPEN = _rx(  # "do you have anything on Friday?" asks; "can we come Friday at 9?" books
     r"\b(?:do you have|have you got|is there|are there|any|anything|what (?:times?|days?|dates?|slots?)"
     r"|which (?:times?|days?|dates?)|when (?:can|could|are|is)|available|availability|free|open)\b"
@@ -207,6 +236,7 @@ TOPIC_TAIL = _rx(r"\s+(?:please|pls|thanks?)$")
 CALL_TIME = _rx(
     r"\b(?:any ?time|asap|as soon as possible|right now|later today|after work"
     r"|(?:between|from) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)? ?(?:and|n|&|to|-|–) ?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?"
+    r"|\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)? ?(?:to|till|until|-|–) ?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)"  # "2 to 4pm"
     r"|(?:after|from|before|until|till) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?)(?!\w)"
 )
 ANY_TIME = _rx(r"any ?time")
@@ -254,9 +284,14 @@ _PATRONYMICS = tuple(ENGLISH["patronymics"])  # not counted as parts
 NAME_CONNECTORS = frozenset([*_PATRONYMICS, *ENGLISH["name_particles"]])
 _CONNECTOR = "(?:" + "|".join(map(re.escape, _PATRONYMICS)) + ")"
 _INITIAL = r"[A-Z]\.?"  # "R. Priya", "Priya R": an initial, kept only beside a name
+# one capitalised name word, as names are written: "Mia", "McAllister", "O'Neill", "Whitfield-Jones", "DeShawn"
+_CAP_WORD = r"(?:[A-Z]')?[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+|[A-Z][a-z]+)*"
 # a name of up to six parts (its words are checked by understanding._clean_name)
-_NAMES = rf"(?:{_INITIAL}\s*)?{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?{_NAME}){{0,4}}(?:\s+{_INITIAL}\b)?"
-_CHILD = r"(?:son|daughter|boy|girl|child|kid|toddler|little one)"
+# ("Marcus T. Delgado": an initial with its dot inside a name is one of its parts)
+_NAMES = (rf"(?:{_INITIAL}\s*)?{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?(?:[A-Z]\.(?=\s*[A-Za-z])|{_NAME})){{0,5}}"
+          rf"(?:\s+{_INITIAL}\b)?")
+_CHILD = (r"(?:son|daughter|boy|girl|child|kid|toddler|little one|little boy|little girl"
+          r"|(?:youngest|eldest|oldest)(?!\s+(?:son|daughter|boy|girl|child|kid|one)\b))")  # "our youngest, Theo"
 _SPEAKER = r"i am|i'm|im|this is|call me"  # the parent speaking of themself
 _OTHERS = r"(?<!'s )(?<!\bhis )(?<!\bher )(?<!\btheir )"  # "my child's name is ...": not the parent's name
 PARENT_NAME = [
@@ -279,14 +314,14 @@ CHILD_NAMED = [
 # "my son Sam wants...")
 CHILD_NAME = [
     _rx(rf"\b{_CHILD}(?:\s+is|,|:)?\s+({_NAMES})"),
-    re.compile(r"\b(?i:he|she)(?:'s| is)\s+([A-Z][a-z'-]+)\b"),  # "he's Ethan" (a capitalised name, not "he's 5")
+    re.compile(rf"\b(?i:he|she)(?:'s| is)\s+({_CAP_WORD})\b"),  # "he's Ethan" (a capitalised name, not "he's 5")
     _rx(rf"\bfor\s+({_NAME})\s*(?:,|\()?\s*(?:aged?\s*|(?:he|she)(?:'s| is)\s+)?\d{{1,2}}\b"),
     _rx(rf"\b(?:mum|mom|mother|dad|father|parent) of\s+({_NAMES})"),
 ]
 # a capitalised name said without saying whose it is ("it's for Mira", "Mira is coming too"): asked about first
 MAYBE_CHILD = [
-    re.compile(r"\b(?i:for)\s+(?!(?i:me|us|my|our|the|a|an)\b)((?-i:[A-Z][a-z'-]+)(?:\s+[A-Z][a-z'-]+)?)\b"),
-    re.compile(r"^\W*([A-Z][a-z'-]+)\s+(?i:is|will be)\s+(?i:coming|joining)\b"),
+    re.compile(rf"\b(?i:for)\s+(?!(?i:me|us|my|our|the|a|an)\b)({_CAP_WORD}(?:\s+{_CAP_WORD})?)\b"),
+    re.compile(rf"^\W*({_CAP_WORD})\s+(?i:is|will be)\s+(?i:coming|joining)\b"),
 ]
 # a child's name right before what says it is one ("a tour for Nur Aisyah (5)" -> "Nur Aisyah")
 CHILD_NAME_BEFORE = [
@@ -299,10 +334,11 @@ CHILD_NAME_FIRST = [
     _rx(rf"^\s*({_NAMES})\s*,?\s+(?:he|she)(?:'s| is)\s+\d"),
     _rx(rf"(?:^|[.!?]\s+)({_NAMES}) is \d{{1,2}}\b(?!\s*(?:am|pm|:|/|\.\d))"),  # "Mia is 5."
     _rx(rf"^\W*({_NAMES})\s*,\s*(?:aged?\s*)?\d{{1,2}}\b(?!\s*(?:am|pm|:|/|\.\d|\d))"),  # "Aisyah, 5": a child
+    _rx(rf"^\W*({_NAMES})\s+(?:aged?\s+)?\d{{1,2}}\s*(?:-\s*)?(?:years?|yrs?|y/?o|yo)\b"),  # "Chloe 2yo", "Mia 4 yrs"
 ]
 # --- several children in one booking ("my twins, Leo and Mia", "Sam (6) and Ella (3)", "and her brother Max, 4")
 
-_CAP = r"(?:[A-Z][a-z'-]+|[\u4e00-\u9fff]{2,4})"  # a capitalised name, or a Chinese one
+_CAP = rf"(?:{_CAP_WORD}|[\u4e00-\u9fff]{{2,4}})"  # a capitalised name, or a Chinese one
 AND_WORDS = tuple(ENGLISH["and_words"])  # "Leo n Mia", "Leo + Mia": how parents type "and"
 _AND = "(?:" + "|".join(map(re.escape, AND_WORDS)) + ")"
 _KIDS = r"(?:kids|children|boys|girls|sons|daughters|little ones|ones|twins|triplets)"
@@ -324,7 +360,7 @@ ONLY_CHILD = _rx(
 NAME_LIST = re.compile(rf"\b{_CAP}(?:\s*,\s*{_CAP})*\s*,?\s+(?i:{_AND})\s+{_CAP}\b")
 CAP_NAME = re.compile(rf"\b{_CAP}\b")
 # a run of capitalised words, maybe after an initial ("Mark Reyes", "S. Suresh"): a name typed again, fuller or respelt
-CAP_RUN = re.compile(rf"(?<![\w.])(?:[A-Z]\.\s*)?[A-Z][a-z'-]+(?:\s+(?:{_CONNECTOR}\s+)?[A-Z][a-z'-]+)*")
+CAP_RUN = re.compile(rf"(?<![\w.])(?:[A-Z]\.\s*)?{_CAP_WORD}(?:\s+(?:{_CONNECTOR}\s+|[A-Z]\.\s+)?{_CAP_WORD})*")
 CALLED_NAME = re.compile(rf"\b(?i:called|named)\s+({_CAP})\b")  # "the older one is called Ming"
 # the same in lower case, only right after a word for children: "my twins leo and mia"
 LOWER_NAME_LIST = _rx(rf"\b{_KIDS}\s*(?:,|:|-|are|called|named)?\s*([a-z][a-z'-]+)\s+{_AND}\s+([a-z][a-z'-]+)\b")

@@ -455,8 +455,8 @@ class Turn:
             return pending
         if pending and reading.booking_refs:
             return pending
-        if self.corrections and not pending:  # "her name is spelled Miah, not Mia": fix it, start nothing
-            return "chat"
+        if set(self.corrections) - set(WHEN_FIELDS) and not pending:  # "her name is spelled Miah, not Mia": fix it,
+            return "chat"  # start nothing (a day or time corrected is a booking's: the slots are offered)
         if "availability" in intents or said_when or set(reading.facts) - set(PARENT_FIELDS):
             return "book"
         if pending and "child_is" in self.asked and intents & {"yes", "no"}:  # "Is Mira your daughter?" "no"

@@ -327,6 +327,8 @@ def corrected(result: dict, today: dt.date) -> str:
     if result.get("status") != "updated":
         return rule_message(result, _("Sorry, I couldn't update that."), today)
     field = str(result.get("field") or "")
+    if field in ("preferred_date", "preferred_time"):  # never a booked tour's (update_context moves none): the day or
+        return ""  # time of the tour still to book, which the slots offered or the read-back say; nothing was moved
     value = result.get("new_value")
     if field == "preferred_date" and value:
         value = human_date(str(value), today)
@@ -441,7 +443,9 @@ def availability(result: dict, args: dict, today: dt.date, purpose: str = "") ->
     alternatives = result.get("alternatives") or []
     if alternatives:
         _offer(alternatives)
-        return listing(join([message, _("These are the next open slots:")]), slot_lines(alternatives, today), question)
+        around = any(str(a.get("date")) < str(args.get("date_range_start") or "") for a in alternatives)  # a day before
+        intro = _("These slots are open:") if around else _("These are the next open slots:")
+        return listing(join([message, intro]), slot_lines(alternatives, today), question)
     return join([message, _("Is there another day that would suit you?")])
 
 

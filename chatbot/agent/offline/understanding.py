@@ -41,6 +41,7 @@ SIMILAR_NAME = 0.6  # "Jon" for "John" (0.86) is a correction; "Ana" for "John" 
 MAX_AGE = 18
 MAX_ANSWER_WORDS = 6
 MAX_NAME_PARTS = 4  # a romanised Chinese name can have four ("Raymond Lim Boon Hock")
+LEADING_NAME_ENDS = frozenset({"and", "&", "-", "–", "—", "here"})  # what may follow a name that opens a message
 
 
 @dataclass
@@ -92,9 +93,14 @@ class Reading:
         """This reading with a later message's reading on top (later facts win)."""
         later = other.when
         when = later if later.has_date or later.time else self.when
-        if later.time and not later.has_date and self.when.has_date:  # "9 Dec around 3" then "no, 11am": 9 Dec
-            when = replace(self.when, time=later.time, part_of_day=later.part_of_day, after=None, before=None,
+        earlier = self.when
+        if later.time and not later.has_date and earlier.has_date:  # "9 Dec around 3" then "no, 11am": 9 Dec
+            when = replace(earlier, time=later.time, part_of_day=later.part_of_day, after=None, before=None,
                            time_phrase=later.time_phrase)
+        elif later.has_date and later.is_empty_of_time and not earlier.is_empty_of_time:
+            when = replace(later, time=earlier.time, part_of_day=earlier.part_of_day, after=earlier.after,
+                           before=earlier.before, time_phrase=earlier.time_phrase)  # "friday around 3?" then
+            # "not this friday, next friday the 11th" (or "tue same time can?"): the 11th around 3
         elif not later.has_date and not later.time and (later.after or later.before):  # "after 3": a window that day
             when = replace(when, time=None, part_of_day=later.part_of_day, after=later.after, before=later.before)
         elif later.part_of_day and not later.has_date and not later.time:
@@ -207,6 +213,7 @@ def _name_word(word: str) -> bool:
     phrase = lx.HAN_WORD.fullmatch(word) and (len(word) > lx.MAX_HAN_NAME  # "先看看别的": a phrase, not a name
                                               or word[0] in lx.HAN_NOT_NAME_START)  # "的那个": a particle first
     return not (lowered in lx.NOT_A_NAME or verb or phrase or any(c.isdigit() for c in word)
+                or not any(c.isalpha() for c in word)  # "-", "&": no letters, no name
                 or any(check(lowered) for check in known) or spans(word))
 
 
@@ -401,13 +408,23 @@ def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
     found = _intents(sentence, hints)
     reading.intents |= found
     if found - {"thanks", "bye", "yes", "no", "browsing"}:
+        asked = _question_inside(sentence, hints)
+        if asked:  # "pls book the 2pm one thanks how much r the fees": the booking and the question
+            reading.questions.append(asked)
         return
-    school = lx.SCHOOL_WORDS.search(_mask(sentence, spans(sentence)))  # "after lunch?" asks for a time, not lunch
+    plain = _mask(sentence, spans(sentence))
+    school = lx.SCHOOL_WORDS.search(plain)  # "after lunch?" asks for a time, not lunch
     if lx.OFFTOPIC.search(sentence) and not school:
         reading.intents.add("offtopic")
         return
-    if not (_is_question(sentence) or (school and lx.QUESTION_INSIDE.search(sentence))):
+    topic = any(m.group(0).lower() not in lx.NO_TOPIC for m in lx.SCHOOL_WORDS.finditer(plain))
+    short_ask = topic and not lx.ABOUT_US.search(plain) and (lx.INFO_ASK.search(sentence) or (
+        lx.TOPIC_ASK.search(sentence) and len(sentence.split()) <= lx.SHORT_ASK_WORDS))  # "fees pls"
+    if not (_is_question(sentence) or (school and lx.QUESTION_INSIDE.search(sentence)) or short_ask):
         return
+    tail = sentence.rsplit(",", 1)[-1].strip()
+    if short_ask and tail != sentence and lx.SCHOOL_WORDS.search(tail):  # "tuesday 11am is good, fees pls"
+        sentence = tail
     about_slots = lx.AVAILABILITY.search(sentence) and (not school or lx.TOUR_WORD.search(sentence))
     dated = not find_when(sentence, hints.today, hints.now, hints.tour_times).is_empty
     if about_slots or (not school and dated and lx.ASKS_WHAT_IS_OPEN.search(sentence)):
@@ -416,6 +433,17 @@ def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
         return  # "can we come Friday at 9?": a request, carried by its date and time
     elif school or len(re.findall(r"[a-z]{2,}", sentence.lower())) >= 2:
         reading.questions.append(sentence)
+
+
+def _question_inside(sentence: str, hints: Hints) -> str:
+    """A question about the school that ends a sentence asking for something else, typed without a stop ("can we
+    come tuesday 11am what are the fees"): from its question word on, when it has a topic and asks nothing of the
+    task itself; '' otherwise."""
+    start = lx.QUESTION_INSIDE_REQUEST.search(sentence)
+    rest = sentence[start.start():] if start else ""
+    plain = _mask(rest, spans(rest))
+    topic = any(m.group(0).lower() not in lx.NO_TOPIC for m in lx.SCHOOL_WORDS.finditer(plain))
+    return rest if topic and not _intents(rest, hints) - {"thanks", "yes", "no"} else ""
 
 
 def _similar_name_field(new: str, hints: Hints) -> tuple[str, str] | None:
@@ -568,6 +596,8 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
             parent, child = (name if name and _could_be_han_name(name) else "" for name in (parent, child))
         if child and child == parent and lx.OWN_NAME.search(bare):  # "my name is Farah, she's 5": Farah is the parent
             child = ""
+        if child and not parent and reading.intents <= {"greet", "yes", "book"}:
+            parent = _leading_parent(bare, child, hints)  # "Hannah Whitfield-Jones, and it's for our little one Oliver"
         if parent and parent != child:
             reading.facts["parent_name"] = parent
         if child:
@@ -588,6 +618,21 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     relation = lx.RELATION.search(bare)
     if relation:
         reading.relation = relation.group(1).lower()
+
+
+def _leading_parent(bare: str, child: str, hints: Hints) -> str:
+    """The name a message opens with, before a clause that names the child ("Hannah Whitfield-Jones, and it's for
+    our little one Oliver", "Marcus T. Delgado - son Leo, 4"): the parent's, when the parent's name was asked or it
+    is written as a whole name (two words or more, capitalised); '' otherwise."""
+    first = lx.LEADING_NAME.split(bare.strip(), maxsplit=1)[0]
+    name = _clean_name(first)
+    words = name.split()
+    end = first.lower().find(words[-1].lower()) + len(words[-1]) if words else 0
+    after = first[end:].split()  # the words after the name ("Mrs" before it is none of them)
+    if not name or name.lower() == child.lower() or (after and after[0].lower() not in LEADING_NAME_ENDS):
+        return ""
+    written = len(words) >= 2 and all(w[:1].isupper() for w in words if w.lower() not in lx.NAME_CONNECTORS)
+    return name if "parent_name" in hints.asked or written else ""
 
 
 def _could_be_han_name(name: str) -> bool:

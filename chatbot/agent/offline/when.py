@@ -20,6 +20,7 @@ chatbot.agent.datetimes):
      preference would push "1 March" said on 1 March to next year).
 """
 
+import calendar
 import datetime as dt
 import re
 from collections.abc import Callable
@@ -56,8 +57,38 @@ _THEN_WHEN = (r"(?=\s*(?:[,.!?;)]|$)|\s+(?:on|this|next|tomorrow|today|tonight|i
 _COUNTED = (r"(?:people|persons?|of|kids|children|adults|guests|students|parents|tickets|seats|places|spots"
             r"|years?|yrs|months?|weeks?|days?|hours?|hrs|minutes?|mins)\b")
 
+
+def _words(items: list[str]) -> str:
+    """An alternation of the phrases (longest first), any run of spaces between their words."""
+    return "|".join(re.escape(item).replace(r"\ ", r"\s+") for item in sorted(items, key=len, reverse=True))
+
+
+BOUNDS: dict[str, list[str]] = ENGLISH["date_bounds"]
+PERIOD_PARTS: dict[str, list[str]] = ENGLISH["period_parts"]
+# A part of a week or a month: "early next week", "end of the month", "mid-December", "later this week"
+_PERIOD = (rf"(?:the\s+)?(?:{_words([w for words in PERIOD_PARTS.values() for w in words])})[\s-]+(?:the\s+)?"
+           rf"(?:{_WEEK}|week\b|{_MONTH}|(?:this|next|the\s+following)\s+month\b|month\b)")
+# A bound whose day the reader cannot know ("before the holidays", "by the time term starts"): the soonest days
+_UNKNOWN_BOUND = (rf"(?:{_words(BOUNDS['before'])}|by(?:\s+the\s+time)?)\s+(?:the\s+|our\s+|my\s+|his\s+|her\s+)?"
+                  rf"(?:school\s+)?(?:{_words(BOUNDS['unknown'])})\b")
+SOONEST_DAYS = 7  # the days offered for a bound the reader cannot place, or after a day ("after the 10th")
+# Said right before a date, they make it a bound: "before Christmas", "no later than the 18th", "after the 10th"
+BOUND_LEAD = re.compile(
+    rf"\b(?:(?P<before>{_words(BOUNDS['before'])})|(?P<until>{_words(BOUNDS['until'])})|(?P<by>{_words(BOUNDS['by'])})"
+    rf"|(?<!\bday\s)(?P<after>{_words(BOUNDS['after'])})|(?P<from>{_words(BOUNDS['from'])}))\s+(?:on\s+)?$",
+    re.IGNORECASE,
+)
+# Said right after it: "the 18th at the latest", "Friday or earlier", "the 14th onwards"
+BOUND_TAIL = re.compile(
+    rf"^,?\s*(?:(?P<until>{_words(BOUNDS['until_tails'])})|(?P<from>{_words(BOUNDS['from_tails'])}))\b",
+    re.IGNORECASE,
+)
+PERIOD_END = re.compile(r"(?:the\s+)?(?:late|end|towards)\b", re.IGNORECASE)  # "by end of next week": a bound
+WEAK_FROM = re.compile(r"^(?:from|starting(?:\s+from)?)$", re.IGNORECASE)  # "from Tuesday" alone is Tuesday
+
 DATE_PHRASE = re.compile(
-    rf"""\b{_WEEKDAY},?\s+(?:of\s+)?{_WEEK}\b | \b{_WEEK}(?:'s)?,?\s+(?:on\s+)?{_WEEKDAY}\b
+    rf"""\b{_PERIOD} | \b{_UNKNOWN_BOUND}
+    | \b{_WEEKDAY},?\s+(?:of\s+)?{_WEEK}\b | \b{_WEEK}(?:'s)?,?\s+(?:on\s+)?{_WEEKDAY}\b
     | \b(?:day\ after\ tomorrow|today|tonight|tomorrow|tmrw?)\b
     | \b(?:(?:next\s+)+|(?:this|coming|this\ coming)\s+)?{_WEEKDAY}\b
       (?:,?\s+(?:the\s+)?{_DAY}(?:\s+(?:of\s+)?{_MONTH})?\b{_NOT_A_TIME})?
@@ -105,7 +136,8 @@ REASON = re.compile(  # "as my husband finishes at 3.30", "I get off at 4:30": b
     r"|\b(?:finish(?:es|ed)?|gets?\s+off|ends?|(?:work|works|working)\s+(?:until|till))\b",
     re.IGNORECASE,
 )
-OLD_VALUE = re.compile(r"\b(?:not|instead of|from|rather than|than)\s+(?:the\s+)?$", re.IGNORECASE)
+OLD_VALUE = re.compile(r"\b(?:not|instead of|from|rather than|(?<!later\s)(?<!earlier\s)than)\s+(?:the\s+)?$",
+                       re.IGNORECASE)  # "no later than the 18th" is a bound (BOUND_LEAD), not the old value
 # What follows a time or part of the day the parent turns down: "9 is tough", "mornings are hard", "3pm no"
 REJECTED = re.compile(
     r"\W*(?:is|are|'s|would\s+be|will\s+be|seems?)?\s*(?:(?:a\s+bit|abit|too|quite|very|really|kinda|bit)\s+)*"
@@ -113,7 +145,9 @@ REJECTED = re.compile(
     r"|problematic|no(?!\s+(?:problem|issue|worries))|cannot|can'?t|can\s+not)\b",
     re.IGNORECASE,
 )
-BARE_WEEKDAY = re.compile(rf"^(?:coming\s+|this\s+coming\s+)?{_WEEKDAY}$", re.IGNORECASE)
+# A weekday said alone ("thursday", "fri?") names a day of the week already talked about; "this coming Monday" is
+# the next Monday from today, whatever was said before
+BARE_WEEKDAY = re.compile(rf"^{_WEEKDAY}$", re.IGNORECASE)
 BARE_DAY = re.compile(r"^(?:the\s+)?\d{1,2}(?:st|nd|rd|th)$", re.IGNORECASE)
 SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|\n")
 BARE_HOUR = re.compile(r"\d{1,2}h?")
@@ -212,6 +246,9 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(r"(?<=\d)\s*-?\s*ish\b", re.IGNORECASE), " ish"),  # "3ish", "3-ish" -> "3 ish"
     (re.compile(r"(?<!\bfrom\s)(?<!\bbetween\s)\b(\d{1,2}(?::\d{2})?\s*(?:[ap]m)?)\s*[-–]\s*(\d{1,2}(?::\d{2})?\s*[ap]m)\b",
                 re.IGNORECASE), r"between \1 and \2"),  # "2-4pm": a window
+    # "2 to 4pm", "10 till 12pm": from one to the other, the am/pm said once at the end being both ends' (_window)
+    (re.compile(r"(?<!\bfrom\s)(?<!\bbetween\s)(?<![\d.:])\b(\d{1,2})\s*\b(?:to|till|til|until)\s*"
+                r"(\d{1,2}(?::\d{2})?\s*[ap]m)\b", re.IGNORECASE), r"from \1 to \2"),
     # "10:00 to 12:00" (Chinese "10点到12点之间"), "9am until 11", "morning 9 to 11": a window from one to the other
     (re.compile(r"(?<!\bfrom\s)(?<!\bbetween\s)\b(\d{1,2}:\d{2}|\d{1,2}\s*[ap]m)\s*(?:to|until|till|-|–)\s*"
                 r"(\d{1,2}(?::\d{2})?(?:\s*[ap]m)?)(?![\d:/])", re.IGNORECASE), r"from \1 to \2"),
@@ -292,6 +329,11 @@ class When:
     @property
     def has_date(self) -> bool:
         return self.date is not None or self.start is not None
+
+    @property
+    def is_empty_of_time(self) -> bool:
+        """Whether it says nothing of the time of day (no time, window or part of the day)."""
+        return not (self.time or self.part_of_day or self.after or self.before)
 
     @property
     def is_empty(self) -> bool:
@@ -385,8 +427,72 @@ def _day_of_week(phrase: str, today: dt.date) -> dt.date | None:
     return found + dt.timedelta(days=7) if found < today else found  # "Friday this week" said on a Sunday
 
 
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december")
+# The share of a week (its days, Monday 0) or a month (its days of the month) that "early", "mid", "late" name
+WEEK_SHARES = {"early": (0, 2), "mid": (1, 3), "late": (3, 6)}
+MONTH_SHARES = {"early": (1, 10), "mid": (11, 20), "late": (21, 31)}
+
+
+def _period(phrase: str, today: dt.date) -> When:
+    """"early next week" (its Monday to Wednesday), "end of the month" (from the 21st), "mid-December" (the 11th to
+    the 20th): the days of that share of the week or month, from today on."""
+    lowered = phrase.lower()
+    part = next(name for name, words in PERIOD_PARTS.items()
+                if re.match(rf"(?:the\s+)?(?:{_words(words)})\b", lowered))
+    rest = re.sub(rf"^(?:the\s+)?(?:{_words(PERIOD_PARTS[part])})[\s-]+(?:the\s+)?", "", lowered)
+    week = re.match(_WEEK, rest)
+    if week or rest.startswith("week"):
+        monday = _week(today)[0] + dt.timedelta(weeks=_weeks_ahead(week.group(0)) if week else 0)
+        first, last = (monday + dt.timedelta(days=d) for d in WEEK_SHARES[part])
+    else:
+        month = re.match(_MONTH, rest)
+        if month:
+            number = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(month.group(0).rstrip(".")[:3]))
+            year = today.year + (number < today.month)
+        else:  # "this month", "next month", "the month"
+            ahead = rest.startswith(("next", "the following"))
+            number, year = (today.month % 12 + 1, today.year + (today.month == 12)) if ahead else (today.month,
+                                                                                                   today.year)
+        days = calendar.monthrange(year, number)[1]
+        first, last = (dt.date(year, number, min(d, days)) for d in MONTH_SHARES[part])
+    return When(start=max(first, today) if last >= today else first, end=last, date_phrase=phrase)
+
+
+def _bounded(when: When, lead: re.Match | None, tail: re.Match | None, today: dt.date) -> When | None:
+    """A date said as a bound, as the days it leaves ("before Christmas": from today to 24 December; "no later than
+    the 18th", "Friday at the latest": to that day; "after the 10th": a week from the 11th; "the 14th onwards": a
+    week from the 14th); None when it is no bound. "by Friday" is Friday ("can we come by Friday?") and "from
+    Tuesday" is Tuesday, unless a tail or the end of a period makes them one ("by Friday at the latest", "by end of
+    next week", "from the 14th onwards")."""
+    first, last = when.date or when.start, when.date or when.end or when.start
+    lead_kind = next((name for name, value in lead.groupdict().items() if value), "") if lead else ""
+    tail_kind = next((name for name, value in tail.groupdict().items() if value), "") if tail else ""
+    if lead_kind == "by":
+        lead_kind = "until" if tail_kind == "until" or PERIOD_END.match(when.date_phrase) else ""
+    if lead_kind == "from" and WEAK_FROM.match(lead.group("from")) and tail_kind != "from":
+        lead_kind = ""
+    kind = lead_kind or tail_kind
+    if first is None or not kind:
+        return None
+    if kind == "before":
+        start, end = today, first - dt.timedelta(days=1)
+    elif kind == "until":
+        start, end = today, last
+    elif kind == "after":
+        start = last + dt.timedelta(days=1)
+        end = start + dt.timedelta(days=SOONEST_DAYS - 1)
+    else:  # "from"
+        start, end = first, max(last, first + dt.timedelta(days=SOONEST_DAYS - 1))
+    return When(start=start, end=end, date_phrase=when.date_phrase) if start <= end else None
+
+
 def _date_of(phrase: str, today: dt.date, base: dt.datetime) -> When | None:
     lowered = phrase.lower()
+    if re.fullmatch(_UNKNOWN_BOUND, lowered, re.IGNORECASE):  # "before the holidays": the soonest days
+        return When(start=today, end=today + dt.timedelta(days=SOONEST_DAYS - 1), date_phrase=phrase)
+    if re.fullmatch(_PERIOD, lowered, re.IGNORECASE):
+        return _period(phrase, today)
     if re.search(_WEEKDAY, lowered) and re.search(_WEEK, lowered):
         day = _day_of_week(phrase, today)
         return When(date=day, kind="exact", date_phrase=phrase) if day else None
@@ -530,6 +636,8 @@ def _window(match: re.Match, half: str | None, base: dt.datetime, tour_times: tu
     start_half = end_half.group(0).lower() if end_half and match.group("start") and not re.search(
         r"[ap]m|:|noon|midday|lunch", start_said, re.IGNORECASE) else half
     start, end = clock(start_said, "start", start_half), clock(end_said, "end", half)
+    if start and end and end <= start and start_half != half:  # "10 to 2pm": from 10:00, not from 22:00
+        start = clock(start_said, "start", half)
     if start and end and end <= start:
         return None, None
     return start, end
@@ -554,7 +662,14 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
         same_day = when.kind == "exact" and when.date and parsed and parsed.kind == "weekday" and (
             parsed.date.weekday() == when.date.weekday())
         if parsed is not None and not same_day:  # "3/12 (Thursday)": the weekday only agrees with the date
-            when = replace(parsed, time=when.time, part_of_day=when.part_of_day, date_phrase=said(*match.span()))
+            start, end = match.span()
+            lead = BOUND_LEAD.search(norm, max(0, start - 30), start)
+            tail = BOUND_TAIL.match(norm[end:])
+            bound = _bounded(parsed, lead, tail, today)
+            if bound:  # "before Christmas", "the 18th at the latest": the days it leaves, said with its cue
+                parsed, start = bound, lead.start() if lead else start
+                end += tail.end() if tail else 0
+            when = replace(parsed, time=when.time, part_of_day=when.part_of_day, date_phrase=said(start, end))
     if len(dates) >= 2 and RANGE_JOIN.fullmatch(norm[dates[-2].end() : dates[-1].start()]):
         first = _date_of(dates[-2].group(0).strip(), today, base)
         if first and first.date and when.date and first.date < when.date:  # "between Tuesday and Wednesday"

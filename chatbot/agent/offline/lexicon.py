@@ -310,7 +310,8 @@ CHILD_NAME_BEFORE = [
     # "Aisyah anak sy", "林欣怡是我女儿", "Ali is my son" (a name written as one: "Sorry my son..." is no name)
     re.compile(rf"{_UNTITLED}({_WRITTEN_NAME})\s+(?:(?i:is|was|this|that|tu|ni)\s+){{0,2}}(?i:my|our)\s+{_CHILD_WORD}"
                r"\b(?!')"),
-    re.compile(rf"{_UNTITLED}({_WRITTEN_NAME}),\s+(?i:my|our)\s+{_CHILD_WORD}\b(?=\s*(?:[,(]|$|\d))"),  # "Divya, my girl, 4"
+    # "Divya, my girl, 4" (not "Sarah, my daughter is 4": Sarah may be the parent signing)
+    re.compile(rf"{_UNTITLED}({_WRITTEN_NAME}),\s+(?i:my|our)\s+{_CHILD_WORD}\b(?=\s*(?:[,(]|$|\d))"),
     re.compile(rf"{_UNTITLED}({_WRITTEN_NAME})\s+(?:(?i:is)\s+)?{_CHILD_WORD}\b(?!')"
                rf"(?!\s*,?\s*(?:(?i:name|is|called|named)\b|{_WRITTEN_NAME}))"),
 ]

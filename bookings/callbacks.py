@@ -120,7 +120,11 @@ def _minus(time: dt.time, minutes: int) -> dt.time:
 
 def asked_window(school: School, call_time: CallTime) -> tuple[dt.time, dt.time]:
     """The window the parent's words mean, before it is fitted into the calling hours."""
-    opens, closes = school.calling_hours_start, school.calling_hours_end
+    return window_asked(call_time, school.calling_hours_start, school.calling_hours_end)
+
+
+def window_asked(call_time: CallTime, opens: dt.time, closes: dt.time) -> tuple[dt.time, dt.time]:
+    """The window a call time means, with the calling hours (`opens`-`closes`) for what it leaves open."""
     if call_time.best_time == BestTime.SPECIFIC and call_time.start:
         return call_time.start, _plus(call_time.start, SPECIFIC_MINUTES)
     if call_time.best_time == BestTime.WINDOW and (call_time.start or call_time.end):
@@ -128,12 +132,17 @@ def asked_window(school: School, call_time: CallTime) -> tuple[dt.time, dt.time]
     return PART_WINDOWS.get(call_time.best_time, (opens, closes))
 
 
+def outside_hours(start: dt.time, end: dt.time, opens: dt.time, closes: dt.time) -> bool:
+    """Whether none of the window from `start` to `end` lies within the calling hours ("8pm" where calls are made
+    09:00-18:00)."""
+    return max(start, opens) >= min(end, closes)
+
+
 def _fit_window(school: School, start: dt.time, end: dt.time) -> tuple[dt.time, dt.time, Reason | None]:
     """The window inside the calling hours: cut to them, or, when none of it is inside, their nearest hour."""
     opens, closes = school.calling_hours_start, school.calling_hours_end
-    fitted = max(start, opens), min(end, closes)
-    if fitted[0] < fitted[1]:
-        return *fitted, None
+    if not outside_hours(start, end, opens, closes):
+        return max(start, opens), min(end, closes), None
     reason = Reason("outside_calling_hours", OUTSIDE_CALLING_HOURS, {"opens": f"{opens:%H:%M}",
                                                                      "closes": f"{closes:%H:%M}"})
     if start >= closes:

@@ -25,6 +25,7 @@ class Turn(Protocol):
     options: list[dict]
     another: bool
     callback_args: dict
+    calling_hours: tuple[str, str] | None
     choice: tuple[list[dict], bool]
     facts: dict
     family: list[dict]
@@ -190,6 +191,8 @@ def _callback(turn: "Turn") -> str:
         missing = [str(m) for m in result.get("missing") or []]
     else:
         missing = [k for k in ("parent_name", "parent_phone", "best_time_to_call") if not turn.callback_args.get(k)]
+    if turn.calling_hours:  # "call me at 8pm": the calling hours said, another time asked for
+        return replies.outside_calling_hours(*turn.calling_hours, missing, first=turn.starting)
     return replies.ask_callback(missing, first=turn.starting) if missing else ""
 
 

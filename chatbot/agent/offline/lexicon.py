@@ -87,7 +87,7 @@ KEEP = _rx(
 )
 CALLBACK = _rx(
     r"\b(?:call me|call (?:me |us )?back|callback|call-back|ring me|phone me|give me a (?:call|ring)"
-    r"|someone (?:to )?call|contact me|get in touch with me"
+    r"|someone (?:to )?call|contact me|get in touch with me|call (?:please|pls|plz)"  # "call பண்ணுங்க" too
     r"|(?:speak|talk) (?:to|with) (?:someone|somebody|a person|a human|a real person|staff|admissions|the school"
     r"|a teacher))\b"
 )
@@ -292,22 +292,35 @@ _NAMES = (rf"(?:{_INITIAL}\s*)?{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?(?:[A-Z]\.(?=\s*
           rf"(?:\s+{_INITIAL}\b)?")
 _CHILD = (r"(?:son|daughter|boy|girl|child|kid|toddler|little one|little boy|little girl"
           r"|(?:youngest|eldest|oldest)(?!\s+(?:son|daughter|boy|girl|child|kid|one)\b))")  # "our youngest, Theo"
+_CHILD_WORD = r"(?i:son|daughter|boy|girl|child|kid)"
+# a name as it is written: capitalised Latin words, or Chinese or Tamil letters
+_WRITTEN_NAME = (rf"(?:[A-Z][a-z'-]+(?:\s+(?:(?i:{_CONNECTOR})\s+)?[A-Z][a-z'-]+){{0,4}}"
+                 r"|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})")
+# not a surname after a title ("Mdm Tan my son is 4": Tan is the parent)
+_TITLE = "(?i:" + "|".join(map(re.escape, ENGLISH["titles"])) + ")"
+_UNTITLED = ("(?<![\\w'])" + "".join(rf"(?<!\b(?i:{re.escape(title)}) )" for title in ENGLISH["titles"])
+             + rf"(?!{_TITLE}\s)")
 _SPEAKER = r"i am|i'm|im|this is|call me"  # the parent speaking of themself
-_OTHERS = r"(?<!'s )(?<!\bhis )(?<!\bher )(?<!\btheir )"  # "my child's name is ...": not the parent's name
+# "my child's name is ...", "daughter name is ..." (Tamil "மகள் பேரு"), "he name ..." (Malay "dia nama"): not the
+# parent's
+_OTHERS = "".join(rf"(?<!\b{word} )" for word in (
+    "'s", "his", "her", "their", "he", "she", "son", "daughter", "boy", "girl", "child", "kid", "toddler", "one"))
 PARENT_NAME = [
     _rx(rf"\b(?:{_SPEAKER}|my name is|my name's)\s+({_NAMES})"),
     _rx(rf"{_OTHERS}\b(?:name is|name's)\s+({_NAMES})"),
     _rx(rf"{_OTHERS}\bname:?\s+({_NAMES})"),
     _rx(rf"^\s*({_NAME}(?:\s+{_NAME})?)\s+here\b"),
 ]
+# a name said as whose parent the speaker is ("I'm 小美 mum", "Divya அம்மா"): the child's, not the parent's
+PARENT_OF = r"(?:'s)?\s+(?:mum|mom|mother|dad|father|parent)\b"
 # a reason given by the way ("petang sbb pagi sy kerja": afternoon, as I work mornings): says no one's name
 BECAUSE_CLAUSE = _rx(r"\b(?:because|coz|cos|cuz|bc|since)\b[^.?!,;\n]*")
 # the speaker naming themself; without it, a bare "name is Aisha" names whoever was just asked about
 OWN_NAME = _rx(rf"\b(?:{_SPEAKER}|my name)\b")
 # a child named in so many words: the whole name is taken ("my child's name is Nur Aisyah")
 CHILD_NAMED = [
-    _rx(rf"\b{_CHILD}(?:'s name is|'s name:|\s+is called|\s+called|\s+named)\s+({_NAMES})"),
-    _rx(rf"\b(?:his|her|their|child's|kid's) name(?: is|'s|:)?\s+({_NAMES})"),
+    _rx(rf"\b{_CHILD}(?:(?:'s)?\s+name(?:\s+is|:)?|\s+is called|\s+called|\s+named)\s+({_NAMES})"),
+    _rx(rf"\b(?:his|her|their|child's|kid's|he|she|he's|she's) name(?: is|'s|:)?\s+({_NAMES})"),
     _rx(rf"\b(?:he|she)(?:'s| is) called\s+({_NAMES})"),
 ]
 # a child named by the way: the name's further words only when they are capitalised ("my son Sam Lee", not
@@ -327,7 +340,15 @@ MAYBE_CHILD = [
 CHILD_NAME_BEFORE = [
     _rx(rf"\b({_NAMES})\s*\(\s*\d{{1,2}}\s*\)"),
     _rx(rf"\b({_NAMES}),?\s+who(?:'s| is)\s+\d"),
-    _rx(rf"\b({_NAMES})'s (?:mum|mom|mother|dad|father|parent)\b"),
+    _rx(rf"\b({_NAMES})(?:'s\s+|(?<!'s)\s+)(?:mum|mom|mother|dad|father|parent)\b"),  # "Divya அம்மா", "小美妈妈" too
+    # the name, then the word for a child, as Tamil, Malay and Chinese put it: "Divya என் மகள்" (Divya my daughter),
+    # "Aisyah anak sy", "林欣怡是我女儿", "Ali is my son" (a name written as one: "Sorry my son..." is no name)
+    re.compile(rf"{_UNTITLED}({_WRITTEN_NAME})\s+(?:(?i:is|was|this|that|tu|ni)\s+){{0,2}}(?i:my|our)\s+{_CHILD_WORD}"
+               r"\b(?!')"),
+    # "Divya, my girl, 4" (not "Sarah, my daughter is 4": Sarah may be the parent signing)
+    re.compile(rf"{_UNTITLED}({_WRITTEN_NAME}),\s+(?i:my|our)\s+{_CHILD_WORD}\b(?=\s*(?:[,(]|$|\d))"),
+    re.compile(rf"{_UNTITLED}({_WRITTEN_NAME})\s+(?:(?i:is)\s+)?{_CHILD_WORD}\b(?!')"
+               rf"(?!\s*,?\s*(?:(?i:name|is|called|named)\b|{_WRITTEN_NAME}))"),
 ]
 # a sentence that is a child's name and what says it is one ("Aisyah, 5"; not "It has two bedrooms, 1 bathroom")
 CHILD_NAME_FIRST = [
@@ -344,8 +365,10 @@ _AND = "(?:" + "|".join(map(re.escape, AND_WORDS)) + ")"
 _KIDS = r"(?:kids|children|boys|girls|sons|daughters|little ones|ones|twins|triplets)"
 GROUP_SIZES: dict[str, int] = ENGLISH["group_sizes"]  # a group word and how many children it is
 GROUP = _rx(r"\b(" + "|".join(GROUP_SIZES) + r")\b")
-CHILD_COUNT = _rx(rf"\b([2-9])\s+(?:(?:little|young|small)\s+)?{_KIDS}\b")  # "my two boys" (words are digits by now)
-CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|both|brother|sister|siblings?|for|named|called|names are|they(?:'re| are))\b")
+# "my two boys" (words are digits by now); "2 anak" (Malay has no plural: "2 child")
+CHILD_COUNT = _rx(rf"\b([2-9])\s+(?:(?:little|young|small)\s+)?(?:{_KIDS}|child|kid)\b")
+CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|[2-9]\s+(?:child|kid)|both|brother|sister|siblings?|for|named|called|names are"
+                   r"|they(?:'re| are))\b")
 # the one child of several who comes: "only Noah would be starting", "just the little one", "Hana just (je)",
 # "Divya க்கு only (தான்)" (a Tamil case ending may sit between the name and the word); "Ava just turned 6" is no such
 _YOUNGER = r"younger|youngest|small|smaller|little|baby"
@@ -355,6 +378,17 @@ ONLY_CHILD = _rx(
     rf"\b(?:only|just)\s+(?:for\s+)?(?:{_WHICH_ONE}|(?P<name>{_NAME}))\b"
     rf"|\b(?:{_WHICH_ONE.replace('?P<', '?P<then_')}|(?P<then_name>{_NAME}))"
     r"(?=(?:\s+[\u0b80-\u0bff]+)?\s+(?:only|just)\b(?!\s+(?:turned|\d)))"  # "but just Tess": its word stays
+)
+# a child said by their place among the siblings, with a name or an age or both ("大的9岁小的6岁": the older one 9, the
+# younger one 6; "abang 8 tahun, adik 5"; "பெரியவன் Karthik 8 வயசு"; "the big one 7, small one 4")
+BIRTH_ORDER = {"older": 0, "middle": 1, "younger": 2}  # the older first, as families list their children
+_SIBLING = r"(?:one|1|child|kid|boy|girl|son|daughter|brother|sister|sibling)"
+BY_ORDER = _rx(
+    r"\b(?:the\s+)?(?:(?P<older>older|elder|eldest|oldest|big(?:ger)?)|(?P<middle>middle)"
+    r"|(?P<younger>younger|youngest|small(?:er)?|little|baby))"
+    rf"(?:\s+{_SIBLING})?(?:\s+(?:is\s+)?(?:called|named)|\s+is|'s)?"
+    rf"(?:\s*[,:]?\s*(?P<name>(?-i:{_CAP})))?"
+    rf"(?:\s*,?\s*(?:(?:is|'s|aged?|age)\s*)?(?P<age>\d{{1,2}})\b(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b))?"
 )
 # "Leo and Mia", "Leo, Mia and Sam": capitalised names joined by commas and a final and/&
 NAME_LIST = re.compile(rf"\b{_CAP}(?:\s*,\s*{_CAP})*\s*,?\s+(?i:{_AND})\s+{_CAP}\b")
@@ -393,7 +427,9 @@ LEADING_NAME = re.compile(r"[,(!?;:]|(?<!\b[A-Z])(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b
 # three or four words only when each is capitalised ("Mei Ling Ong, 8123 4567"; not "i want to book 9123...")
 _PHONE_LABEL = (r"(?:(?:my\s+|the\s+)?(?:phone|mobile|hp|h/p|handphone|tel|cell|contact|whatsapp|wa)"
                 r"(?:\s+(?:number|no\.?|num))?|(?:my\s+)?(?:number|no\.?))(?:\s+is)?")
-NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)((?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
+# ("Mohd Faizal bin Ahmad, 9333 4455": a patronymic joins two names of any length)
+NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)((?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME}){{0,2}}\s+{_CONNECTOR}\s+{_NAME}"
+                        rf"(?:\s+{_NAME}){{0,2}}|(?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
                         rf"[\s,:(-]*(?:{_PHONE_LABEL})?[\s,:.(-]*$")
 NOT_TIME = r"(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b)"
 AGE = [

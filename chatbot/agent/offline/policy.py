@@ -20,7 +20,9 @@ from itertools import chain
 
 from django.utils import translation
 
-from bookings.intake import REQUIRED, Intake, part_of_day
+from bookings.callbacks import outside_hours, window_asked
+from bookings.intake import REQUIRED, Intake, part_of_day, read_window
+from chatbot.agent.datetimes import read_call_time
 from chatbot.agent.dialogue import ASKS, TASKS, Declared, DialogueState
 from chatbot.agent.offline import replies
 from chatbot.agent.offline.compose import compose
@@ -359,7 +361,9 @@ class Turn:
             return options[:1], True
         if (options and "yes" in reading.intents and when.is_empty and reading.hour is None
                 and "options" in self.asked and not self.asked & YES_ANSWERS):
-            return options, True  # "yes" to "Would one of these work?": they all still fit; the reply asks which
+            # "ok, move it" to the new day's slots: at the tour's own time, as a move keeps it unless told
+            kept = [o for o in options if o.get("time") == self._moving_time] if "reschedule" in self.asked else []
+            return (kept, True) if len(kept) == 1 else (options, True)  # else all still fit: the reply asks which
         if options and reading.hour is not None and when.is_empty:
             hours = {reading.hour, reading.hour + 12}
             matches = [o for o in options if int(str(o["time"])[:2]) in hours]
@@ -370,6 +374,12 @@ class Turn:
         if when.kind == "exact" and when.time and not matches:
             return [], False
         return matches, bool(matches)
+
+    @property
+    def _moving_time(self) -> str:
+        """The start time of the tour being moved (the dialogue state's subject), '' when none is."""
+        tour = next((t for t in self.conv.upcoming_tours if t["booking_id"] == self.state.subject), {})
+        return str(tour.get("time") or "")
 
     @cached_property
     def intake(self) -> Intake:
@@ -433,7 +443,7 @@ class Turn:
             return "drop"  # "cancel that" at a booking's read-back: nothing was booked
         if "no" in intents and "offer_book" in self.asked and self._no_again:
             return "drop"  # a second "no" to the same read-back: it is not wanted, not a change to ask about again
-        if intents & set(CALLBACK_CHANGES):  # "change my callback C-WUC3X6 to...", "cancel my call back"
+        if intents & set(CALLBACK_CHANGES) or self.moves_callback:  # "change my callback C-WUC3X6 to..."
             return "callback"
         for intent in FLOW_INTENTS:
             if intent in intents:
@@ -712,6 +722,8 @@ class Turn:
         return (not time or time == tour.get("time")) and (not part or part == part_of_day(str(tour.get("time"))))
 
     def _manage(self, action: str) -> list[Call]:
+        if any(r.get("status") == "success" for r in self.conv.results("manage_tour_booking")):
+            return []  # done this turn: the tour's new day is no request to look for slots
         tour, ambiguous = self.target_tour
         if ambiguous:
             return []
@@ -797,15 +809,64 @@ class Turn:
         args = {
             "parent_name": facts.get("parent_name"),
             "parent_phone": facts.get("parent_phone"),
-            "best_time_to_call": self.reading.call_time or self.memory.call_time,
+            "best_time_to_call": self.call_time,
             "topic": topic.strip(" ?") if topic else None,
         }
         return {k: v for k, v in args.items() if v}
 
     @cached_property
+    def moves_callback(self) -> bool:
+        """Whether this message gives another time of the day for the call back the last turn arranged, when the
+        call was placed elsewhere than asked ("then Monday at lunch time", after a Saturday was closed) or the
+        message asks for the call ("call me at lunch time instead"): that call back moves (the new window replaces
+        the one refused), no tour is booked and no second call back requested."""
+        arranged = any(d.get("action") in ("callback_requested", "callback_rescheduled") for d in self.state.done)
+        when = self.reading.when  # a time of the day: a day alone ("change it to the 12th") may be a tour's
+        said = bool(when.time or when.after or when.before or when.part_of_day)
+        other = self.reading.intents & {"book", "reschedule", "cancel", "availability", "waitlist", "open_day"}
+        about_the_call = "callback" in self.reading.intents or self._callback_moved  # "call me at lunch instead"
+        return arranged and said and not other and about_the_call
+
+    @cached_property
+    def call_time(self) -> str:
+        """When to call, in the parent's words: said now, else earlier in this task (on the day said before)."""
+        return self.memory.merge(self.reading).call_time
+
+    @cached_property
+    def calling_hours(self) -> tuple[str, str] | None:
+        """The school's calling hours ("09:00", "18:00") when the call time the parent gave lies wholly outside
+        them ("8pm" where calls are made 09:00-18:00): the parent is told them and asked for another time, rather
+        than a call being placed at a time they did not ask for. None otherwise."""
+        hours = read_window(str(self.conv.school.get("calling_hours") or ""))
+        if not self.call_time or not hours or not all(hours):
+            return None
+        opens, closes = (dt.time.fromisoformat(t) for t in hours)
+        wish = read_call_time(self.call_time, self.today)
+        start, end = window_asked(wish, opens, closes)
+        return (hours[0], hours[1]) if outside_hours(start, end, opens, closes) else None
+
+    @cached_property
+    def _callback_moved(self) -> bool:
+        """Whether the call back on file (CONTACT.context) is due on another day or in another window than the
+        parent's last call time asked for (a closed day, the calling hours): the tool placed it elsewhere."""
+        context = self.conv.contact.get("context") or {}
+        _, due, window, *_ = [*str(context.get("callback_requested") or "").split(), "", "", ""][:3]
+        said = next((r.call_time for r, _ in reversed(self.earlier) if r.call_time), "")
+        hours = read_window(str(self.conv.school.get("calling_hours") or ""))
+        if not (due and window and said and hours and all(hours)):
+            return False
+        wish = read_call_time(said, self.today)
+        opens, closes = (dt.time.fromisoformat(t) for t in hours)
+        start, end = window_asked(wish, opens, closes)
+        asked = f"{max(start, opens):%H:%M}-{min(end, closes):%H:%M}"
+        return (wish.day is not None and wish.day.isoformat() != due) or asked != window
+
+    @cached_property
     def callback_change(self) -> str:
         """The change asked to a call back already requested ("reschedule" or "cancel"; '' for a new one): said
         now, or earlier in this task (the new time may come in a later message)."""
+        if self.moves_callback:
+            return "reschedule"
         for reading in (self.reading, *reversed(self.past)):
             found = [action for intent, action in CALLBACK_CHANGES.items() if intent in reading.intents]
             if found:
@@ -827,12 +888,13 @@ class Turn:
     def _callback(self) -> list[Call]:
         if self.callback_change:  # never a second call back to move the first
             args = {"callback_id": self.callback_ref, "action": self.callback_change}
-            new_time = self.reading.call_time or self.memory.call_time
-            if self.callback_change == "reschedule" and new_time:
-                args["new_time"] = new_time
+            if self.callback_change == "reschedule" and self.calling_hours:
+                return []  # "then 9pm": outside the calling hours, asked again
+            if self.callback_change == "reschedule" and self.call_time:
+                args["new_time"] = self.call_time
             return [Call("manage_callback", args)]
         args = self.callback_args
-        if all(args.get(k) for k in ("parent_name", "parent_phone", "best_time_to_call")):
+        if all(args.get(k) for k in ("parent_name", "parent_phone", "best_time_to_call")) and not self.calling_hours:
             return [Call("request_callback", args)]
         return []
 
@@ -949,10 +1011,11 @@ def _asked(state: DialogueState, contact: dict) -> frozenset[str]:
 
 
 def _gave_nothing(reading: Reading) -> bool:
-    """A message with nothing the reader could use for the question asked: no detail, day, time, choice,
+    """A message with nothing the reader could use for the question asked: no detail, child, day, time, choice,
     reference, request, yes, no, thanks or goodbye (each has its own answer), or question with a topic of its own
     (such a question is a digression, not a miss)."""
-    return (not reading.facts and reading.when.is_empty and reading.choice is None and reading.hour is None
+    return (not reading.facts and not reading.children and reading.when.is_empty and reading.choice is None
+            and reading.hour is None
             and not reading.booking_refs and not any(has_topic(q) for q in reading.questions)
             and not reading.intents - {"greet", "offtopic"})
 

@@ -22,6 +22,7 @@ from django.utils import formats
 from django.utils.translation import get_language, gettext_lazy, ngettext, pgettext, pgettext_lazy
 from django.utils.translation import gettext as _
 
+from bookings.callbacks import OUTSIDE_CALLING_HOURS
 from bookings.intake import read_window
 from bookings.models import split_names
 from chatbot.agent.dialogue import Declared
@@ -903,6 +904,16 @@ def callback_managed(result: dict, today: dt.date) -> str:
     question = _("Which one would you like to cancel?") if result.get("action") == "cancel" else _(
         "Which one would you like to change?")
     return join([problem, listed, question])
+
+
+def outside_calling_hours(opens: str, closes: str, missing: list[str], first: bool) -> str:
+    """The time asked for a call lies outside the school's calling hours: say them and ask for another time, with
+    what else is missing (nothing is arranged yet)."""
+    hours = _(OUTSIDE_CALLING_HOURS) % {"opens": opens, "closes": closes}
+    if missing:
+        return join([hours, ask_callback([*missing, "best_time_to_call"], first)])
+    _ask("call_time")
+    return join([hours, _("When would be a good time to call you instead?")])
 
 
 def callback_failed() -> str:

@@ -120,7 +120,7 @@ class Reading:
             hour=other.hour if other.hour is not None else self.hour,
             reason=other.reason or self.reason,
             topic=other.topic or self.topic,
-            call_time=other.call_time or self.call_time,
+            call_time=_later_call_time(self, other),
             relation=other.relation or self.relation,
             correcting=self.correcting or other.correcting,
             children=children,
@@ -133,14 +133,29 @@ class Reading:
         )
 
 
+def _later_call_time(earlier: Reading, later: Reading) -> str:
+    """The call time said last; said without a day, on the day said before ("tmrw after 5" then "ok after 5 also
+    can", or "12 to 2 then" after "tmr 8pm": tomorrow)."""
+    if later.call_time and earlier.call_time and earlier.when.has_date and not later.when.has_date:
+        return f"{earlier.when.date_phrase} {later.call_time}"
+    return later.call_time or earlier.call_time
+
+
 def merge_children(children: list[dict], said: list[dict]) -> list[dict]:
     """`children` with what a later message said of children: a child of the same name is updated, a new name
     fills the first unnamed child ("my two boys" then "Sam and Ben") or is one child more; ages said without
-    names go, in order, to the children still without an age."""
+    names go, in order, to the children still without an age (an age for every child: to the children in
+    order)."""
     merged = [dict(c) for c in children]
+    nameless = [c for c in said if not c.get("name")]
+    # an age for every child, by place ("the older 9, the younger 6", "5 and 3"): theirs, in order
+    every = len(nameless) == len(merged) >= 2 and all(c.get("age") is not None for c in nameless)
+    again = iter(merged) if every else None
     for child in said:
         name = str(child.get("name") or "")
-        if not name:
+        if not name and again is not None:
+            target = next(again)
+        elif not name:
             target = next((c for c in merged if c.get("age") is None), None)
             if target is None:
                 target = {}
@@ -224,10 +239,11 @@ def _clean_name(raw: str, whole: bool = True) -> str:
     Not `whole`: a name said by the way, whose further words count only when capitalised ("Sam" of "Sam
     wants to come")."""
     words: list[str] = []
-    for word in raw.split():
+    said = [w.strip("-") for w in raw.split() if w.strip("-")]  # "Divya-னு": not the hyphen before a particle
+    for index, word in enumerate(said):
         if not words and word.lower() in lx.TITLES:  # "Mrs Tan": the name, not the title
             continue
-        joins = word.lower() in lx.NAME_CONNECTORS and bool(words)
+        joins = word.lower() in lx.NAME_CONNECTORS and bool(words) or _inner_part(said, index, bool(words))
         if not (joins or _is_initial(word, first=not words) or _name_word(word)):
             break
         if words and _script(word) != _script(words[-1]) and not _is_initial(words[-1]):
@@ -244,7 +260,17 @@ def _clean_name(raw: str, whole: bool = True) -> str:
     if len(words[0].strip(".")) == 1 and not _is_initial(words[0]):
         return ""
     name = " ".join(words)
-    return name.title() if name.islower() or name.isupper() else name
+    if not (name.islower() or name.isupper()):
+        return name
+    return " ".join(w.lower() if w.lower() in lx.NAME_CONNECTORS else w.title() for w in words)  # "binti" stays
+
+
+def _inner_part(said: list[str], index: int, after_name: bool) -> bool:
+    """A short word that is a filler alone but written as a name between two name words ("Tan Ah Kow", "Lim Ah
+    Huat": the Hokkien "Ah")."""
+    word, rest = said[index], said[index + 1 :]
+    return (after_name and len(word) <= 3 and word.istitle() and bool(rest) and rest[0].istitle()
+            and _name_word(rest[0]))
 
 
 def _script(word: str) -> str:
@@ -374,7 +400,9 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
     if lx.MY_TOUR.search(sentence):
         found.add("my_tour")
     elif lx.BOOK.search(sentence) and not found & {"cancel", "reschedule"}:
-        found |= {"book", "another"} if lx.ANOTHER.search(sentence) else {"book"}
+        # ("the older one is called Ming, the younger one Le": the family described, not another tour)
+        another = lx.ANOTHER.search(sentence) and not _by_birth_order(sentence)
+        found |= {"book", "another"} if another else {"book"}
     if lx.BROWSING.search(sentence):  # "not ready to book yet": no booking asked for
         found = (found - {"book", "another"}) | {"browsing"}
     for name, pattern in (("thanks", lx.THANKS), ("bye", lx.BYE), ("help", lx.HELP)):
@@ -594,6 +622,8 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         swapped = child if parent is None else ""
         if _is_question(text):  # "可以带孩子一起参观吗": a word of the question, not a name
             parent, child = (name if name and _could_be_han_name(name) else "" for name in (parent, child))
+        if parent and re.search(rf"(?<!\w){re.escape(parent)}{lx.PARENT_OF}", bare, re.IGNORECASE):
+            parent = None  # "I'm 小美 mum" (我是小美妈妈): 小美 is the child
         if child and child == parent and lx.OWN_NAME.search(bare):  # "my name is Farah, she's 5": Farah is the parent
             child = ""
         if child and not parent and reading.intents <= {"greet", "yes", "book"}:
@@ -740,6 +770,9 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         if age is not None:
             child["age"] = age
     children = list(named.values())
+    ordered = _by_birth_order(digits)
+    if ordered:  # "the older one 9, the younger one 6": in that order, with the names said anywhere else in it
+        children = merge_children(ordered, children)
     if "family_again" in hints.asked:  # "Is the tour for Leo and Mia again?" "yes, both" / "just Mia"
         words = {w.lower() for w in re.findall(r"[A-Za-z'-]+", text)}
         again = [dict(c) for c in hints.known_children if str(c.get("name", "")).lower() in words]
@@ -781,6 +814,23 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         if children or reading.child_count >= 2:
             reading.facts.pop("child_name", None)
             reading.facts.pop("child_age", None)
+    elif len(children) == 1 and "child_name" in hints.asked and "child_name" not in reading.facts:
+        reading.facts.update({f"child_{k}": v for k, v in children[0].items()})  # "Arjun 6" to "name and age?"
+
+
+def _by_birth_order(text: str) -> list[dict]:
+    """The children said by their place among the siblings, the older first ("大的9岁小的6岁": [{"age": 9}, {"age":
+    6}]; "the younger one is called Le, the older one Ming": [{"name": "Ming"}, {"name": "Le"}]), when at least two
+    places are said (a lone "my little one is 4" is one child's age, not an order)."""
+    found: dict[int, dict] = {}
+    for match in lx.BY_ORDER.finditer(text):
+        rank = next(lx.BIRTH_ORDER[place] for place in lx.BIRTH_ORDER if match.group(place))
+        name, age = match.group("name"), match.group("age")
+        child = {**({"name": name} if name and _clean_name(name) else {}),
+                 **({"age": int(age)} if age and 0 < int(age) <= MAX_AGE else {})}
+        if child and rank not in found:
+            found[rank] = child
+    return [found[rank] for rank in sorted(found)] if len(found) >= 2 else []
 
 
 def _name_ending(words: str) -> str:
@@ -835,7 +885,7 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     if (hour and not age and reading.choice is None and hints.options and len(text.split()) <= 5
             and 0 < int(hour.group(1)) < 24):
         reading.hour = int(hour.group(1))
-    if "callback" in reading.intents or "call_time" in hints.asked:
+    if "callback" in reading.intents or hints.asked & {"call_time", "callback"}:  # (a new time for a call back too)
         call_time = lx.CALL_TIME.search(text)
         if call_time and lx.ANY_TIME.fullmatch(call_time.group(0)) and (reading.when.part_of_day or reading.when.time):
             call_time = None  # "anytime tomorrow morning": the morning

@@ -130,6 +130,7 @@ WINDOW = re.compile(
     re.IGNORECASE,
 )
 LUNCH = {"start": "13:00", "end": "12:00"}  # "after lunch" starts at 13:00; "before lunch" ends at 12:00
+LUNCH_TIME = ("12:00", "14:00")  # "at lunch time", "waktu lunch", "午饭时间", "மதிய உணவு நேரம்": a part of the day
 RANGE_JOIN = re.compile(r"\s*(?:and|to|till|until|through|-|–)\s*", re.IGNORECASE)
 REASON = re.compile(  # "as my husband finishes at 3.30", "I get off at 4:30": background, not the time asked for
     r"\b(?:because|bcos|bcoz|bcz|cos|coz|cuz|cause)\b|\b(?:as|since)\s+(?:my|our|his|her|the|we|i|he|she|they)\b"
@@ -252,8 +253,10 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     # "10:00 to 12:00" (Chinese "10点到12点之间"), "9am until 11", "morning 9 to 11": a window from one to the other
     (re.compile(r"(?<!\bfrom\s)(?<!\bbetween\s)\b(\d{1,2}:\d{2}|\d{1,2}\s*[ap]m)\s*(?:to|until|till|-|–)\s*"
                 r"(\d{1,2}(?::\d{2})?(?:\s*[ap]m)?)(?![\d:/])", re.IGNORECASE), r"from \1 to \2"),
-    (re.compile(r"\b(morning|afternoon|evening|tonight|night)\s+(\d{1,2})\s*(?:to|until|till|-|–)\s*(\d{1,2})\b"
-                r"(?![\d:/])", re.IGNORECASE), r"\1 from \2 to \3"),
+    # ("lunch time, 12 to 2", "tmr 2 to 4", "friday 9-11": after a day or a part of it, a window too)
+    (re.compile(rf"\b(morning|afternoon|evening|tonight|night|lunch ?time|today|tomorrow|tmrw?|tmw|{_WEEKDAY})"
+                r"(?:\s*,?\s*(?:la|lah|ah|ya|ok|then))?\s*,?\s+(\d{1,2})\s*(?:to|until|till|-|–)\s*(\d{1,2})\b(?![\d:/])",
+                re.IGNORECASE), r"\1 from \2 to \3"),
     (re.compile(rf"\b({_WEEKDAY})\s+week\b", re.IGNORECASE), r"\1 next week"),  # British "Friday week"
     # "the 18th, Friday" (Chinese "18号星期五", Malay "18hb Jumaat"): the weekday says which 18th, as "Friday the 18th"
     (re.compile(rf"\bthe\s+(\d{{1,2}}(?:st|nd|rd|th))\s*,?\s+(?:a\s+)?({_WEEKDAY})\b", re.IGNORECASE), r"\2 the \1"),
@@ -349,7 +352,7 @@ class When:
 
     @property
     def phrase(self) -> str:
-        """The parent's own words, for tools that take loose input ("tomorrow morning")."""
+        """The parent's own words, for tools that take loose input ("tomorrow morning", "明天晚上8点")."""
         return " ".join(p for p in (self.date_phrase, self.time_phrase or self.part_of_day or "") if p)
 
 
@@ -572,16 +575,17 @@ def _time_of(phrase: str, half: str | None, base: dt.datetime, tour_times: tuple
     return f"{hour:02d}:{minute:02d}" if 0 <= hour < 24 else None
 
 
-def _half_of_day(text: str, match: re.Match, parts: list[re.Match]) -> str | None:
-    """"am" or "pm" from the part of day said closest to a time in its sentence ("evening 6:30", "4 in the evening").
-
-    "Lunchtime" and "after school" say nothing about am/pm: the hour decides."""
+def _nearest_part(text: str, match: re.Match, parts: list[re.Match]) -> re.Match | None:
+    """The part of the day said closest to a time in its sentence ("evening 6:30", "4 in the evening")."""
     same = [p for p in parts
             if not SENTENCE_END.search(text[min(p.end(), match.end()) : max(p.start(), match.start())])]
-    if not same:
-        return None
-    nearest = min(same, key=lambda p: min(abs(p.start() - match.end()), abs(match.start() - p.end())))
-    word = nearest.group(1).lower()
+    return min(same, key=lambda p: min(abs(p.start() - match.end()), abs(match.start() - p.end()))) if same else None
+
+
+def _half_of_day(part: re.Match | None) -> str | None:
+    """"am" or "pm" from the part of the day said with a time. "Lunchtime" and "after school" say nothing about
+    am/pm: the hour decides."""
+    word = part.group(1).lower() if part else ""
     return "am" if word == "morning" else "pm" if word.endswith(("afternoon", "evening", "night")) else None
 
 
@@ -679,7 +683,8 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
     times = _preferred(_outside(_times(norm, all_dates), windows), norm)
     windows = [] if times else windows  # "midday, as she naps after lunch": an exact time says more than a window
     for match in sorted(times + windows, key=lambda m: m.start()):  # later mentions win
-        half = _half_of_day(norm, match, parts)
+        part = _nearest_part(norm, match, parts)
+        half = _half_of_day(part)
         if match.re is WINDOW:  # "after 3pm", "between 12 n 2": a window, not an exact time
             start, end = _window(match, half, base, tour_times)
             ranged = match.group(0).lower().startswith("from") and match.group("end")
@@ -691,12 +696,15 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
                                time_phrase=said(*match.span()))
             continue
         parsed_time = _time_of(match.group(0).strip().lower(), half, base, tour_times)
-        if parsed_time:
-            when = replace(when, time=parsed_time, after=None, before=None, time_phrase=said(*match.span()))
+        if parsed_time:  # the words said, with the part of the day that decided am or pm ("晚上8点", "8 malam")
+            words = (min(part.start(), match.start()), max(part.end(), match.end())) if half else match.span()
+            when = replace(when, time=parsed_time, after=None, before=None, time_phrase=said(*words))
     # "petang lagi bagus sbb pagi i kerja": the afternoon; "mornings are hard": no part of the day
     parts = [p for p in _preferred(parts, norm) if not REJECTED.match(norm, p.end())] if parts else parts
     if parts:
         part = parts[-1].group(1).lower()
+        if part.startswith("lunch") and not (when.time or when.after or when.before):  # lunch time: 12:00-14:00
+            when = replace(when, after=LUNCH_TIME[0], before=LUNCH_TIME[1], time_phrase=said(*parts[-1].span()))
         part = "afternoon" if part in ("after school", "lunchtime", "lunch time", "arvo") else part
         when = replace(when, part_of_day="evening" if part.endswith("night") else part)
     if when.time and when.part_of_day:  # "4 in the evening" is 16:00, which the timetable calls afternoon

@@ -166,6 +166,20 @@ def test_a_name_and_an_age_answer_the_childs_name_and_age(text, child, age):
         "parent_name": None, "child_name": child, "child_age": age}
 
 
+@pytest.mark.parametrize("burst", [
+    ["Hafizah", "9333 7777"], ["陈美玲", "电话 9111 2222"], ["Tan Wei Ming", "hp 9123 4567"],
+    ["Muthu s/o Ramasamy", "9111 7788"],
+])
+def test_a_burst_signed_with_a_name_and_a_phone_gives_both(burst):
+    facts = understand(burst, hints()).facts
+    assert facts.get("parent_name") == burst[0] and facts.get("parent_phone", "").startswith("+65")
+
+
+@pytest.mark.parametrize("burst", [["Esok", "9123 4567"], ["ok", "9123 4567"], ["Terima kasih", "9123 4567"]])
+def test_a_word_on_its_own_beside_a_phone_is_no_name(burst):
+    assert "parent_name" not in understand(burst, hints()).facts
+
+
 def test_a_burst_with_the_daughter_named_first_names_the_parent_by_her_own_line():
     reading = understand(["Divya என் மகள், 4 வயது", "நான் Kavitha Suresh, 9345 6789"], hints())
     assert people(reading) == {"parent_name": "Kavitha Suresh", "child_name": "Divya", "child_age": 4}

@@ -110,3 +110,20 @@ def test_a_yes_after_a_corrected_move_confirms_the_corrected_day(school, move, f
     moved = parent.bookings().get(reference=tour.reference)
     assert (moved.local_start.date(), moved.local_start.time()) == (dt.date(2026, 12, 11), dt.time(11)), reply
     assert parent.bookings().filter(status="scheduled").count() == 1
+
+
+@pytest.mark.parametrize("move", [
+    "nak tukar tour hari khamis depan ke jumaat, same time ok?",  # mixed
+    "下周四的参观改到周五，时间一样",  # zh
+    "அடுத்த வியாழன் tour-ஐ வெள்ளிக்கு மாற்றணும், அதே நேரம்",  # ta
+    "can change tour next thurs to fri? same time",  # en-sg
+])
+def test_a_move_to_a_weekday_said_with_the_tours_day_is_that_weeks_day(school, move):
+    parent = Parent(school)
+    tour = booking_services.book_tour(school=school, contact=parent.contact, parent_name="Aida Rahman",
+                                      parent_phone="+6594443333", child_name="Adam", child_age=5,
+                                      local_date=dt.date(2026, 12, 10), local_time=dt.time(11))
+    parent.say(move)
+    reply = parent.say("ok")
+    moved = parent.bookings().get(reference=tour.reference)
+    assert (moved.local_start.date(), moved.local_start.time()) == (dt.date(2026, 12, 11), dt.time(11)), reply

@@ -58,7 +58,7 @@ BOOK = _rx(
 ANOTHER = _rx(r"\b(?:another|second|other|younger|youngest|older|eldest|elder|one more)\b")
 RESCHEDULE = _rx(
     r"\b(?:re-?schedul\w*|postpone\w*|push (?:it|my tour|the tour) back|bring (?:it )?forward|move (?:it|T-)"
-    r"|(?:move|shift|change) (?:one of )?(?:my|our|the) (?:tour|booking|visit|appointment)"
+    r"|(?:move|shift|change) (?:one of )?(?:(?:my|our|the) )?(?:tour|booking|visit|appointment)"
     r"|different (?:day|date|time) for (?:my|the|our))"
 )
 # A change asked for with no object, as a parent with a tour asks it: "can change or not?", Malay "boleh tukar

@@ -388,11 +388,20 @@ class Turn:
         when = self.reading.when
         date = when.date
         if date and when.kind == "weekday":  # "next week" (or "next Tuesday") then "Thursday": that week's Thursday
-            near = intake.day_in_range(date.weekday())
+            near = intake.day_in_range(date.weekday()) or self._in_the_tours_week(date.weekday())
             date = near if near and near > self.today.isoformat() else date
         intake.record_when(date=date, date_from=when.start, date_to=when.end, part=when.part_of_day, time=when.time,
                            window=(when.after, when.before))
         return intake
+
+    def _in_the_tours_week(self, weekday: int) -> str | None:
+        """For a move, that weekday in the week of the tour being moved ("khamis depan ke jumaat": the Friday after
+        that Thursday, not this Friday); None for anything else."""
+        if not ("reschedule" in self.reading.intents or "reschedule" in self.asked):
+            return None
+        tours = self.conv.upcoming_tours  # the one being moved, or the only one (not target_tour: it reads the flow)
+        tour = next((t for t in tours if t["booking_id"] == self.state.subject), tours[0] if len(tours) == 1 else None)
+        return Intake(preferred_date=tour["date"]).day_in_range(weekday) if tour and tour.get("date") else None
 
     @cached_property
     def slot(self) -> tuple[str | None, str | None]:

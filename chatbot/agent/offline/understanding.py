@@ -919,7 +919,24 @@ def understand(texts: list[str], hints: Hints) -> Reading:
     reading = Reading()
     for one in readings:
         reading = reading.merge(one)
+    signed = _signed_burst(texts, reading)
+    if signed:
+        reading.facts["parent_name"] = signed
     return reading
+
+
+def _signed_burst(texts: list[str], reading: Reading) -> str:
+    """A burst signed with a name and a phone, each on a message of its own ("Hafizah", "9333 7777"; "Tan Wei Ming",
+    "hp 9123 4567"): the name is the parent's, as "Hafizah 9333 7777" in one message would be."""
+    if len(texts) < 2 or "parent_phone" not in reading.facts or reading.facts.keys() & {"parent_name", "child_name"}:
+        return ""
+    for text in texts:
+        bare = gloss(text).text.strip()  # ("Esok" is "tomorrow", no name)
+        name = _clean_name(bare)
+        written = all(w[:1].isupper() or w.lower() in lx.NAME_CONNECTORS or _script(w) != "latin" for w in bare.split())
+        if name and written and len(name.split()) == len(bare.split()) and not reading.children:
+            return name
+    return ""
 
 
 def read_lines(text: str, hints: Hints) -> Reading:

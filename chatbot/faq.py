@@ -436,6 +436,12 @@ PROPERTY_TOKENS = frozenset(_tokens(PROPERTY_WORDS))
 GENERIC_STEMS = frozenset(_stem(word) for word in GENERIC_WORDS)
 
 
+def _is_manner_word(word: str) -> bool:
+    """An English adverb of manner or degree no entry uses ("roughly", "honestly", "currently"): it says how the
+    parent asks, not what about, so it never counts against an entry that covers the rest of the question."""
+    return len(word) > 4 and word.isascii() and word.endswith("ly")
+
+
 def _is_everyday(token: str, word: str) -> bool:
     """A word that carries no topic: an everyday word, a property ("how much", "compulsory") or a number."""
     return (word in GENERIC_WORDS or _stem(word) in GENERIC_STEMS or token in PROPERTY_TOKENS
@@ -699,14 +705,14 @@ def _weights(index: _Index, pairs: list[tuple[str, str]], *, names: frozenset[st
     everyday -= {token for token, word in pairs if not _is_everyday(token, word) and word not in names}
     topical = any(token in index.idf and token not in everyday for token, _ in pairs)
     weights = {}
-    for token, _word in pairs:
+    for token, word in pairs:
         if token in weights:
             continue
         if token in index.idf:
             weights[token] = GENERIC_WEIGHT * index.median_idf if token in everyday else index.idf[token]
         elif token.isdigit():  # "what's 25 times 17"
             weights[token] = GENERIC_WEIGHT * unknown
-        elif token not in everyday and len(token) > 2:
+        elif token not in everyday and len(token) > 2 and not _is_manner_word(word):
             weights[token] = GENERIC_WEIGHT * unknown if foreign and topical else unknown  # "bekal"
     return weights
 

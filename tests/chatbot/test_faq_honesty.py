@@ -128,6 +128,18 @@ def test_a_greeting_before_a_question_does_not_hide_it(demo_schools):
     assert matched(result) == [faq_question("tampines", "tour_parking")]
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(("question", "topic"), [
+    ("what are the fees for year 4 approximately", "fees"),
+    ("roughly how much is the school fee", "fees"),
+    ("honestly, is there a school bus", "bus"),
+    ("is lunch provided daily, realistically", "lunch"),
+])
+def test_a_manner_word_no_entry_uses_does_not_hide_the_topic(demo_schools, question, topic):
+    """"roughly", "honestly", "realistically": how the parent asks, not what about; the topic still decides."""
+    assert matched(answer_question(demo_schools["tampines"], question)) == [faq_question("tampines", topic)]
+
+
 # --- 2. lead-ins ----------------------------------------------------------------------------------------------
 
 

@@ -457,6 +457,24 @@ async def test_ambiguous_pick_asks_which_one():
     assert follow.called("book_tour")[0]["preferred_time"] == "11:00"
 
 
+@pytest.mark.parametrize("answer", ["ok the tuesday then, after lunch", "tues arvo works", "tuesday afternoon pls"])
+async def test_a_part_of_the_day_on_the_day_a_full_list_ends_is_no_pick(answer):
+    """Six slots shown, the last of them Tuesday's 14:00 (its 16:00 was cut from the list): "tuesday afternoon"
+    matches one slot shown but chose none; Tuesday's afternoon is looked up and offered."""
+    school = FakeSchool()
+    school.collected = {"child_name": "Leo", "child_age": 4, "parent_name": "Jon", "parent_phone": "+6591234567"}
+    concierge = Concierge(school)
+    await concierge.say("what do you have this week?")
+    monday, tuesday = dt.date(2026, 11, 23), dt.date(2026, 11, 24)
+    offered(school, [slot(monday, t) for t in ("09:00", "11:00", "14:00", "16:00")]
+            + [slot(tuesday, "09:00"), slot(tuesday, "14:00")])
+
+    reply = await concierge.say(answer)
+
+    assert not reply.called("book_tour") or not reply.called("book_tour")[-1].get("preferred_time")
+    assert "Tuesday 24 November at 16:00" in reply.text and "Tuesday 24 November at 14:00" in reply.text
+
+
 @pytest.mark.parametrize("answer", ["yes", "yep one of those is fine", "ok sure"])
 async def test_a_yes_to_several_listed_slots_asks_which_one(answer):
     school = FakeSchool()

@@ -41,6 +41,7 @@ from chatbot.agent.offline.understanding import (
     understand,
 )
 from chatbot.agent.offline.when import When
+from chatbot.agent.tools.results import MAX_SLOTS_SHOWN
 from chatbot.faq import asked_nothing, has_topic
 
 CHILD_FIELDS = ("child_name", "child_age", "children", "preferred_date", "preferred_time", "special_requirements")
@@ -83,6 +84,12 @@ class Decision:
     calls: list[Call] = field(default_factory=list)
     text: str = ""
     declared: Declared | None = None
+
+
+def _list_cut_in(day: str, options: list[dict]) -> bool:
+    """Whether the list of slots shown may have been cut on `day`: it holds as many slots as a list shows, and
+    `day` is its last day (the rest of that day was not listed)."""
+    return len(options) >= MAX_SLOTS_SHOWN and options[-1]["date"] == day
 
 
 def _slot_matches(slot: dict, when: When) -> bool:
@@ -372,6 +379,10 @@ class Turn:
             return [], False
         matches = [o for o in options if _slot_matches(o, when)]
         if when.kind == "exact" and when.time and not matches:
+            return [], False
+        if len(matches) == 1 and not when.time and _list_cut_in(matches[0]["date"], options):
+            # "monday then, after lunch" when the list was cut in Monday: its other afternoon slots were not shown,
+            # so the one that was is no choice made; that day's slots at that part of the day are looked up
             return [], False
         return matches, bool(matches)
 

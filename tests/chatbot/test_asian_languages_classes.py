@@ -153,6 +153,13 @@ def test_the_parent_and_the_child_in_one_message(text, parent, child):
     assert (found["parent_name"], found["child_name"]) == (parent, child)
 
 
+@pytest.mark.parametrize(("text", "parent"), [
+    ("我是黄太太，黄丽娟", "黄丽娟"), ("我是林小姐，林美玲，电话91234567", "林美玲"), ("我是陈先生", "陈先生"),
+])
+def test_a_chinese_title_is_replaced_by_the_full_name_said_beside_it(text, parent):
+    assert read_message(text, hints()).facts.get("parent_name") == parent
+
+
 @pytest.mark.parametrize("text", ["Mdm Tan my son is 4", "Sorry my son is sick", "Thanks, my daughter is 4",
                                   "Sarah, my daughter is 4", "Mdm Tan, my son is 4"])
 def test_a_title_or_a_word_before_the_child_is_no_childs_name(text):

@@ -494,5 +494,7 @@ NOT_NAME_ENDING = _endings(_LISTS)
 # the first character of a Chinese name: a common surname, or a nickname's prefix (小明, 阿强, 老王); a word in a
 # question that starts otherwise ("可以带孩子一起参观吗": 一起, together) is no name
 HAN_NAME_START = frozenset("".join(data.get("name_starts", "") for data in _LISTS))
+# a Chinese title after a surname ("黄太太": Mrs Huang): a name, which the full name said beside it replaces
+HAN_TITLES = tuple(title for data in _LISTS for title in data.get("name_titles", []))
 # nor does a Chinese name start with a particle or a pronoun ("的那个": the one; "就这个": this one)
 HAN_NOT_NAME_START = frozenset("".join(data.get("not_name_starts", "") for data in _LISTS))

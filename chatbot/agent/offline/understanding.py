@@ -622,6 +622,10 @@ def _people(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         swapped = child if parent is None else ""
         if _is_question(text):  # "可以带孩子一起参观吗": a word of the question, not a name
             parent, child = (name if name and _could_be_han_name(name) else "" for name in (parent, child))
+        if parent and parent.endswith(lx.HAN_TITLES):  # "我是黄太太，黄丽娟": Mrs Huang, then her full name
+            surname = re.escape(parent[0])
+            fuller = re.search(rf"{re.escape(parent)}\s*,\s*({surname}[\u4e00-\u9fff]{{1,3}})(?![\u4e00-\u9fff])", bare)
+            parent = fuller.group(1) if fuller else parent
         if parent and re.search(rf"(?<!\w){re.escape(parent)}{lx.PARENT_OF}", bare, re.IGNORECASE):
             parent = None  # "I'm 小美 mum" (我是小美妈妈): 小美 is the child
         if child and child == parent and lx.OWN_NAME.search(bare):  # "my name is Farah, she's 5": Farah is the parent

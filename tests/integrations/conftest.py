@@ -135,7 +135,7 @@ class WorkerThread:
 class Turns:
     """Waits for dispatched turns to finish, wherever they run (in-process runner or agent worker)."""
 
-    def settle(self, timeout: float = 30.0) -> None:
+    def settle(self, timeout: float = 90.0) -> None:  # a slow disk (fsync) under a long run: minutes, not seconds
         deadline = time.monotonic() + timeout
         quiet = 0
         while time.monotonic() < deadline:

@@ -172,7 +172,8 @@ def grade(expect: dict, contact, school) -> list[str]:
     - "tours": {child name: status} for the parent's tours ("scheduled", "cancelled", ...), and "tour_count";
     - "tour_children": {reference-less child list joined "+": status} for family tours ("Adam+Nur Aisyah");
     - "callbacks": [{"status", "weekday", "from", "to"}] for the parent's call backs, in order made;
-    - "email": {child: address} on their tour.
+    - "email": {child: address} on their tour;
+    - "at": {child: "Monday 11:00"}: their tour's weekday and time in the school's zone.
     """
     failures = []
     tours = list(TourBooking.objects.filter(contact=contact).order_by("created_at"))
@@ -188,6 +189,11 @@ def grade(expect: dict, contact, school) -> list[str]:
         tour = by_children.get("+".join(sorted(children.split("+"))))
         if tour is None or tour.parent_email != email:
             failures.append(f"tour for {children}: e-mail {tour.parent_email if tour else None!r}, expected {email}")
+    for children, when in (expect.get("at") or {}).items():
+        tour = by_children.get("+".join(sorted(children.split("+"))))
+        local = f"{tour.starts_at.astimezone(school.tz):%A %H:%M}" if tour else None
+        if local != when:
+            failures.append(f"tour for {children}: at {local}, expected {when}")
     callbacks = list(CallbackRequest.objects.filter(contact=contact).order_by("created_at"))
     wanted = expect.get("callbacks")
     if wanted is not None:

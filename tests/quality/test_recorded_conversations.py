@@ -45,3 +45,11 @@ def test_the_replay_follows_the_references_the_tools_give_now():
     assert json.loads(call["function"]["arguments"]) == {"booking_id": "T-NEW222"}
     with pytest.raises(LookupError):
         model.answer({"messages": []})
+
+
+def test_a_tour_at_another_time_fails_the_grade():
+    """The time check can fail: the weekend-then-move replay against the time the tour was moved away from."""
+    recording = next(r for r in recorded.recordings() if r.name == "weekend_asked_then_move")
+    recording.expect = {**recording.expect, "at": {"Ethan": "Monday 16:00"}}
+    result = recorded.replay(recording)
+    assert result.failures == ["tour for Ethan: at Monday 11:00, expected Monday 16:00"]

@@ -70,16 +70,9 @@ LEAD_INS = """
     before that
     btw
     by the way
-    quick question
-    a quick question
-    one quick question
-    another question
-    one more question
     one more thing
     one last thing
-    last question
     i have a question
-    question
     also
     and also
     and
@@ -133,6 +126,9 @@ LEAD_INS = """
 LEAD_IN_PHRASES = tuple(sorted({" ".join(line.split()) for line in LEAD_INS.splitlines() if line.strip()},
                                key=lambda phrase: (-len(phrase), phrase)))
 FOLLOW_UP_OPENERS = frozenset({"and", "also", "and also", "plus", "so"})
+# "quick q", "random qn", "1 more question", "a silly question": a question announced, in any of its chat forms
+QUESTION_ANNOUNCED = re.compile(r"(?:(?:a|one|1|another|quick|small|random|silly|short|just|last|more)\s+)*"
+                                r"(?:question|qn|qns|q|query|enquiry)\b")
 LEAD_IN_SEPARATORS = " ,;:.!-\u2013\u2014"
 
 # Where one message asks two things: after a sentence, or at "and"/"also"/"plus" followed by a new question.
@@ -220,6 +216,8 @@ _GENERIC_WORDS_TEXT = """
     teaching ten thing think though thought three til till top total totally track tried true try trying twice
     two type typical typically understand until usual usually various via wat wats watt way well whatever
     whether while whole wish within without wonder wondered wonderful wondering worry would yeah yep yet
+    yall ya ye yer ur ppl gonna wanna gotta kinda lemme dunno hv hav thx tq tks question questions qn qns
+    query enquiry
 """
 GENERIC_WORDS = frozenset(_GENERIC_WORDS_TEXT.split())
 EVERYDAY_TOKENS = frozenset({"child"})  # "my son", "the kids": who, not what about
@@ -623,7 +621,8 @@ def strip_lead_ins(question: str, *, keep_follow_up_opener: bool = False) -> str
     text = " ".join(question.split())
     while text:
         lowered = text.lower().replace("\u2019", "'")
-        for phrase in LEAD_IN_PHRASES:
+        announced = QUESTION_ANNOUNCED.match(lowered)
+        for phrase in (announced.group(0),) if announced else LEAD_IN_PHRASES:
             length = _starts_with(lowered, phrase)
             if length:
                 break

@@ -140,6 +140,24 @@ def test_a_manner_word_no_entry_uses_does_not_hide_the_topic(demo_schools, quest
     assert matched(answer_question(demo_schools["tampines"], question)) == [faq_question("tampines", topic)]
 
 
+@pytest.mark.django_db
+@pytest.mark.parametrize(("question", "topic"), [
+    ("do yall have a school bus", "bus"),
+    ("yall got bus?", "bus"),
+    ("wanna know if ppl can bring the kids on the tour", "tour_child"),
+])
+def test_chat_speak_no_entry_uses_does_not_hide_the_topic(demo_schools, question, topic):
+    """"yall", "ppl", "wanna": who asks and how, typed as parents type; the topic still decides."""
+    assert matched(answer_question(demo_schools["tampines"], question)) == [faq_question("tampines", topic)]
+
+
+@pytest.mark.parametrize("announced", ["quick q", "random qn:", "1 question -", "a silly question,", "Question:",
+                                       "one more q", "small query -", "q."])
+def test_a_question_announced_in_chat_form_is_a_lead_in(announced):
+    assert strip_lead_ins(f"{announced} is there a school bus?") == "is there a school bus?"
+    assert strip_lead_ins("questionnaire for parents?") == "questionnaire for parents?"
+
+
 # --- 2. lead-ins ----------------------------------------------------------------------------------------------
 
 

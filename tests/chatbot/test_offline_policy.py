@@ -511,6 +511,15 @@ async def test_faq_mid_booking_answers_then_continues(concierge):
     assert reply.text.index(FAQ["lunch"]) < reply.text.index("your name")
 
 
+@pytest.mark.parametrize("message", ["quick q do you provide lunch", "hey random qn - do u provide lunch",
+                                     "1 more question: do you provide lunch?"])
+async def test_a_question_announced_in_chat_form_is_asked(message):
+    """"quick q ...": the parent announces a question, then asks it; the FAQ is asked, not a greeting sent."""
+    reply = await Concierge().say(message)
+    assert reply.names == ["get_faq_answer"]
+    assert FAQ["lunch"] in reply.text
+
+
 async def test_pure_faq_answers_from_the_tool_only(concierge):
     reply = await concierge.say("How much are the fees?")
     assert reply.names == ["get_faq_answer"]

@@ -152,7 +152,8 @@ SCHOOL_WORDS = _rx(
 )
 TOUR_WORD = _rx(r"\b(?:tour|visit)")
 LEAD_IN = (  # "Before that, what are the fees?" is still a question
-    r"(?:(?:before that|by the way|btw|also|and|so|ok(?:ay)?|oh|quick question|one more thing|sorry|hi|hello)\W+)*"
+    r"(?:(?:before that|by the way|btw|also|and|so|ok(?:ay)?|oh|one more thing|sorry|hi|hello"
+    r"|(?:(?:a|one|another|quick|small|random|silly|short|just|1)\s+)*(?:question|qn|qns|q|query|enquiry))\W+)*"
 )
 QUESTION_START = _rx(
     rf"^\s*{LEAD_IN}(?:what|what's|whats|wat|wats|how|do|does|did|is|are|can|could|will|would|when|where|which|who|why|should|may"

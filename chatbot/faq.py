@@ -244,6 +244,7 @@ PHRASES = [
     (r"\bhow much\b", " "),  # "how much homework": a quantity, not a price
     (r"\bhow long\b", " duration "),
     (r"\bschool (?:hours|day|timings?|times?)\b", " schoolday "),
+    (r"\b(?:half|full)[ -]?days?\b", " schoolday "),  # "is there a half day option?": the school's hours
     (r"\b\d+ ?(?:years?|yrs?|months?) old\b", " age "),
     (r"\b\d+ months?\b", " age "),
     (r"\bhow old\b", " age "),

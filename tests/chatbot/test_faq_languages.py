@@ -130,3 +130,18 @@ def test_a_wait_that_holds_the_conversation_is_no_waiting_list_question(question
     result = answer_question(school, question)
     assert result["status"] == "success"
     assert "buses run" in result["answer"] and "waiting list" not in result["answer"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("question", [
+    "kindergarten got half day or not",
+    "is nursery a full day?",
+    "ada separuh hari untuk tadika?",
+    "幼儿园有半天班吗？",
+    "மழலையர் பள்ளிக்கு அரை நாள் இருக்கா?",
+])
+def test_a_half_or_full_day_asks_after_the_school_hours(demo_schools, question):
+    """The half-day option is told in the school-hours entry: "half day" in any language finds it."""
+    result = answer_question(demo_schools["tampines"], question)
+    assert result["status"] == "success", result
+    assert "12:00" in result["answer"]  # the half-day option's end, in whichever language answers

@@ -441,6 +441,12 @@ def _is_manner_word(word: str) -> bool:
     return len(word) > 4 and word.isascii() and word.endswith("ly")
 
 
+def _names_a_property(token: str, word: str) -> bool:
+    """A property token reached from a word of a topic ("fees", "tuition" -> cost), not from the property itself
+    ("cost", "how much")."""
+    return token in PROPERTY_TOKENS and word not in PROPERTY_TOKENS and word not in GENERIC_WORDS
+
+
 def _is_everyday(token: str, word: str) -> bool:
     """A word that carries no topic: an everyday word, a property ("how much", "compulsory") or a number."""
     return (word in GENERIC_WORDS or _stem(word) in GENERIC_STEMS or token in PROPERTY_TOKENS
@@ -700,9 +706,11 @@ def _weights(index: _Index, pairs: list[tuple[str, str]], *, names: frozenset[st
     topic word it keeps its full weight, so a question on a topic the FAQ lacks stays unanswered.
     """
     unknown = UNKNOWN_WORD_WEIGHT * max(index.idf.values())
-    everyday = {token for token, word in pairs if _is_everyday(token, word)
+    # a property said by a topic word is the topic ("yuran" and "fees" read as cost, as "how much" does)
+    plain = {(token, word): _is_everyday(token, word) and not _names_a_property(token, word) for token, word in pairs}
+    everyday = {token for token, word in pairs if plain[token, word]
                 or (word in names and token not in index.title_vocabulary)}
-    everyday -= {token for token, word in pairs if not _is_everyday(token, word) and word not in names}
+    everyday -= {token for token, word in pairs if not plain[token, word] and word not in names}
     topical = any(token in index.idf and token not in everyday for token, _ in pairs)
     weights = {}
     for token, word in pairs:

@@ -145,3 +145,13 @@ def test_a_half_or_full_day_asks_after_the_school_hours(demo_schools, question):
     result = answer_question(demo_schools["tampines"], question)
     assert result["status"] == "success", result
     assert "12:00" in result["answer"]  # the half-day option's end, in whichever language answers
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("question", ["yuran setahun berapa", "yuran sepenggal brp ya"])
+def test_a_topic_said_as_a_property_keeps_untranslated_words_light(demo_schools, question):
+    """"yuran" (fees) is the topic even though it reads as cost, like "how much": the Malay words the lists do not
+    translate ("setahun", a year) weigh as everyday words, as they do beside any other topic."""
+    result = answer_question(demo_schools["tampines"], question)
+    assert result["status"] == "success", result
+    assert "S$" in result["answer"]

@@ -134,12 +134,17 @@ def test_a_question_goes_to_the_faq_in_the_parents_own_words(text):
     "sekolah ada bas yang mana satu lalu rumah sy",
     "உங்க school ல bus வசதி இருக்கா",  # a Tamil verb asking by its ending
     "wat time the sch bus come",
+    "一个班多少个学生",  # a question word that a phrase of the word list takes in ("一个班多少": class size)
+    "几岁可以入学",
+    "mesti pakai uniform ke",  # Malay asks by its last word
+    "tadika ada bas ke",
 ])
 def test_a_question_without_a_question_mark_still_goes_to_the_faq(text):
     assert read(text).questions
 
 
-@pytest.mark.parametrize("text", ["我想看看学校", "sy nak lawat sekolah", "பள்ளியைப் பார்க்க வேண்டும்"])
+@pytest.mark.parametrize("text", ["我想看看学校", "sy nak lawat sekolah", "பள்ளியைப் பார்க்க வேண்டும்", "没什么问题了",
+                                  "sy nak pergi ke sekolah"])
 def test_a_wish_without_a_question_word_is_no_faq_question(text):
     assert not read(text).questions
 

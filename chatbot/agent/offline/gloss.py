@@ -99,6 +99,7 @@ class _Lexicons:
     numeral: re.Pattern | None  # Chinese numerals before a counter ("四岁", "三点")
     numerals: dict[str, int]
     week: re.Pattern | None  # "下星期" before a day number
+    asks: re.Pattern | None  # a clause asking by a question word or ending, without a question mark
 
 
 def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
@@ -127,13 +128,15 @@ def _lexicons() -> _Lexicons:
     number_words: list[tuple[str, str]] = []
     digits: dict[str, str] = {}
     numerals: dict[str, int] = {}
-    counters, week_words = "", []
+    counters, week_words, question_words, question_endings = "", [], [], []
     for path in sorted(LEXICONS.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_unique_keys)
         script, language = data["script"], data["language"]
         numerals.update(data.get("numerals", {}))
         counters += data.get("counters", "")
         week_words += data.get("week_before_day", [])
+        question_words += data.get("question_words", [])
+        question_endings += data.get("question_endings", [])
         for number, written in data.get("numbers", {}).items():
             number_words += [(word, script) for word in written]
             digits |= {word.lower(): number for word in written}
@@ -148,7 +151,24 @@ def _lexicons() -> _Lexicons:
         numerals and counters) else None
     week_words.sort(key=len, reverse=True)
     week = re.compile(rf"({'|'.join(map(re.escape, week_words))})(?=[一二三四五六日天1-6])") if week_words else None
-    return _Lexicons(tuple(variants), numbers, digits, numeral, numerals, week)
+    return _Lexicons(tuple(variants), numbers, digits, numeral, numerals, week,
+                     _asks(sorted(question_words, key=len, reverse=True), question_endings))
+
+
+_CLAUSE_END = "。！!？?，,;；\n"
+
+
+def _asks(words: list[str], endings: list[str]) -> re.Pattern | None:
+    """A clause that asks without a question mark: one holding a question word ("一个班多少个学生": how many
+    children in a class), up to its end, but not a negation ("没什么": nothing), or a question ending closing it
+    ("pakai uniform ke"). `gloss` marks it with a question mark, as parents often type none."""
+    parts = []
+    if words:
+        parts.append(rf"(?<![没沒])(?:{'|'.join(map(re.escape, words))})[^{_CLAUSE_END}]*?(?<![吗嗎呢])"
+                     rf"(?=\s*(?:[{_CLAUSE_END}]|$))(?!\s*[？?])")
+    if endings:
+        parts.append(rf"(?<!\w)(?:{'|'.join(map(re.escape, endings))})(?=\s*(?:[.!,;\n]|$))")
+    return re.compile("|".join(parts), re.IGNORECASE) if parts else None
 
 
 @lru_cache(maxsize=512)
@@ -196,6 +216,12 @@ def _spaced(english: str, text: str, match: re.Match) -> str:
     return f"{lead}{english}{tail}"
 
 
+def _asked(match: re.Match) -> str:
+    """A clause asking by a question word gets its question mark; a question ending ("ke", "tak") is one."""
+    said = match.group(0)
+    return f"{said}？" if _SCRIPT.search(said) else "?"
+
+
 @lru_cache(maxsize=4096)
 def gloss(text: str) -> Glossed:
     """`text` with every listed word of another language in English (see the module docstring).
@@ -207,6 +233,8 @@ def gloss(text: str) -> Glossed:
         text, index = rewrite(text, index, lex.numeral, lambda m: str(_han_number(m.group(0), lex.numerals)))
     if lex.week and _SCRIPT.search(text):  # "下星期三": "next week" then the day, read as "星期三"
         text, index = rewrite(text, index, lex.week, lambda m: f"{m.group(1)} 星期")
+    if lex.asks:
+        text, index = rewrite(text, index, lex.asks, _asked)
     text, index = rewrite(text, index, lex.numbers, lambda m: _digits(m, lex))
     chosen = _candidates(text)
     if not chosen:

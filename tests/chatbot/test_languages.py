@@ -116,9 +116,25 @@ def test_a_day_and_time(text, day, time):
     ("Boleh datang tengok sekolah hari Isnin?", "book"),
     ("周三下午打给我好吗", "callback"),
     ("பிறகு யாராவது call பண்ண முடியுமா", "callback"),
+    ("我想请招生老师给我回个电话", "callback"),  # a measure word inside the verb: 回(个)电话
+    ("可以回一个电话给我吗", "callback"),
 ])
 def test_the_request(text, intent):
     assert intent in read(text).intents
+
+
+@pytest.mark.parametrize(("text", "topic"), [
+    ("请给我回个电话，问一下转学的事情", "转学的事情"),
+    ("pls call me back about the waiting list", "waiting list"),
+])
+def test_what_a_call_back_is_about(text, topic):
+    assert read(text).topic == topic
+
+
+@pytest.mark.parametrize("text", ["校车，有到榜鹅吗", "关于校车，有到榜鹅吗", "the bus, is there one to punggol?"])
+def test_a_topic_said_first_stays_with_its_question(text):
+    """Chinese puts the topic first ("the bus, does one go to Punggol?"): the question keeps it."""
+    assert read(text).questions == [gloss(text).text]
 
 
 @pytest.mark.parametrize("text", ["Berapa yuran untuk tadika?", "学校有校服吗？", "சீருடை எங்கே வாங்குவது?"])

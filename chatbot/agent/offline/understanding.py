@@ -367,8 +367,26 @@ def _choice(text: str, hints: Hints) -> int | None:
 
 
 def _sentences(text: str) -> list[str]:
-    """Sentences, with "... fees and do you have a bus?" split into its two questions."""
-    return [s.strip(" ,") for s in lx.SENTENCE_BREAK.split(text) if s and s.strip(" ,")]
+    """Sentences, with "... fees and do you have a bus?" split into its two questions, but a topic said first
+    stays with the question about it ("the bus, is there one to Punggol?", Chinese "校车，有到榜鹅吗")."""
+    pieces, start = [], 0
+    for found in lx.SENTENCE_BREAK.finditer(text):
+        piece = text[start:found.start()]
+        if not (found.group(0).startswith(",") and _is_topic(piece)):
+            pieces.append(piece)
+            start = found.end()
+    pieces.append(text[start:])
+    return [s.strip(" ,") for s in pieces if s and s.strip(" ,")]
+
+
+TOPIC_WORDS = 4  # "regarding the school bus"
+
+
+def _is_topic(piece: str) -> bool:
+    """A few words naming something about the school, and nothing else: no date, time or request."""
+    words = piece.split()
+    return (0 < len(words) <= TOPIC_WORDS and bool(lx.SCHOOL_WORDS.search(piece)) and not spans(piece)
+            and not lx.BOOK.search(piece))
 
 
 def _is_question(sentence: str) -> bool:

@@ -243,3 +243,24 @@ async def test_a_name_spelt_out_corrects_the_parents_name(text):
     reply = await concierge.say(text)
     assert reply.called("update_context") == [
         {"field_to_update": "parent_name", "new_value": "Markus", "reason": "user_correction"}]
+
+
+# --- a phone's label is no name ("mob is ...", "hp: ...", "en number ...") -------------------------------------
+
+@pytest.mark.parametrize(("text", "parent"), [
+    ("mob is 9123 4567", None),  # en / Singapore English labels
+    ("Mob: 9123 4567", None),
+    ("my mob 8123 4567", None),
+    ("Sarah, mob 8123 4567", "Sarah"),  # the name before the label is the parent's
+    ("Jon Tan mob: 9123 4567", "Jon Tan"),
+    ("H/P 9123 4567", None),
+    ("Aminah, nombor telefon saya 9123 4567", "Aminah"),  # ms: "my phone number"
+    ("手机号码 9123 4567", None),  # zh: "mobile number"
+    ("en number 9123 4567", None),  # Tamil in Latin letters: "my number"
+    ("Kavitha, en number 9123 4567", "Kavitha"),
+])
+@pytest.mark.parametrize("asked", [(), ("parent_name",)])
+def test_a_phone_label_is_no_name(text, parent, asked):
+    reading = read(text, *asked)
+    assert reading.facts.get("parent_name") == parent
+    assert reading.facts.get("parent_phone")

@@ -425,8 +425,18 @@ LEADING_NAME = re.compile(r"[,(!?;:]|(?<!\b[A-Z])(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b
 # "Jon 91234567", "S. Muthukumar, 8456 7890", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...":
 # the name, then maybe a label;
 # three or four words only when each is capitalised ("Mei Ling Ong, 8123 4567"; not "i want to book 9123...")
-_PHONE_LABEL = (r"(?:(?:my\s+|the\s+)?(?:phone|mobile|hp|h/p|handphone|tel|cell|contact|whatsapp|wa)"
-                r"(?:\s+(?:number|no\.?|num))?|(?:my\s+)?(?:number|no\.?))(?:\s+is)?")
+# (`phone_labels` in english.json, in the four languages: "mob", "hp", "no.", "nombor telefon saya", "电话号码", "எண்")
+PHONE_LABELS = frozenset(ENGLISH["phone_labels"])
+
+
+def _alternation(words: list[str]) -> str:
+    return "(?:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
+
+
+_LABEL_WORD = _alternation(ENGLISH["phone_labels"]) + r"\.?"
+_LABEL_OWNER = _alternation(ENGLISH["phone_label_owners"])
+_PHONE_LABEL = (rf"(?:{_LABEL_OWNER}\s*)?{_LABEL_WORD}(?:\s*{_LABEL_WORD}){{0,2}}(?:\s*{_LABEL_OWNER})?"
+                rf"(?:\s*{_alternation(ENGLISH['phone_label_verbs'])})?")
 # ("Mohd Faizal bin Ahmad, 9333 4455": a patronymic joins two names of any length)
 NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)((?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME}){{0,2}}\s+{_CONNECTOR}\s+{_NAME}"
                         rf"(?:\s+{_NAME}){{0,2}}|(?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
@@ -489,7 +499,8 @@ def _endings(lists: list[dict]) -> re.Pattern:
 
 
 _LISTS = _word_lists()
-NOT_A_NAME = _NOT_A_NAME | _lexicon_words(_LISTS)
+# a phone's label and its owner word ("mob is 9123 4567", "en number ..."): never a name
+NOT_A_NAME = _NOT_A_NAME | _lexicon_words(_LISTS) | PHONE_LABELS | frozenset(ENGLISH["phone_label_owners"])
 NOT_NAME_ENDING = _endings(_LISTS)
 # the first character of a Chinese name: a common surname, or a nickname's prefix (小明, 阿强, 老王); a word in a
 # question that starts otherwise ("可以带孩子一起参观吗": 一起, together) is no name

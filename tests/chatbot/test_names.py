@@ -264,3 +264,19 @@ def test_a_phone_label_is_no_name(text, parent, asked):
     reading = read(text, *asked)
     assert reading.facts.get("parent_name") == parent
     assert reading.facts.get("parent_phone")
+
+
+# --- a full name stays whole: initials inside it, patronymics typed in lower case ---------------------------------
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("James R. Whitfield, 9123 4567", {"parent_name": "James R. Whitfield"}),  # en: a middle initial before a phone
+    ("Priya K. Nair 8123 4567", {"parent_name": "Priya K. Nair"}),
+    ("Daniel J. Ortega here", {"parent_name": "Daniel J. Ortega"}),
+    ("Kumar S/O Muthu here", {"parent_name": "Kumar S/O Muthu"}),  # Singapore: son of
+    ("I am J. R. Tan", {"parent_name": "J. R. Tan"}),  # two initials
+    ("my daughter nur aisyah binti ahmad, 5", {"child_name": "Nur Aisyah binti Ahmad"}),  # ms, typed in lower case
+    ("anak saya muhammad irfan bin rosli, 6 tahun", {"child_name": "Muhammad Irfan bin Rosli"}),
+    ("my son is ravi s/o kumar", {"child_name": "Ravi s/o Kumar"}),
+])
+def test_a_full_name_stays_whole(text, found):
+    assert names(read(text)) == found

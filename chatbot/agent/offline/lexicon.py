@@ -280,15 +280,16 @@ _NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # L
 HAN_WORD = re.compile(r"[\u4e00-\u9fff]+")
 MAX_HAN_NAME = 4  # a Chinese name has two to four characters
 # between the parts of a name: "Muhammad Irfan bin Ahmad", "Nur Alya binti Rahman", "Ravi s/o Kumar"
-_PATRONYMICS = tuple(ENGLISH["patronymics"])  # not counted as parts
-NAME_CONNECTORS = frozenset([*_PATRONYMICS, *ENGLISH["name_particles"]])
-_CONNECTOR = "(?:" + "|".join(map(re.escape, _PATRONYMICS)) + ")"
+PATRONYMICS = tuple(ENGLISH["patronymics"])  # not counted as parts
+NAME_CONNECTORS = frozenset([*PATRONYMICS, *ENGLISH["name_particles"]])
+_CONNECTOR = "(?:" + "|".join(map(re.escape, PATRONYMICS)) + ")"
 _INITIAL = r"[A-Z]\.?"  # "R. Priya", "Priya R": an initial, kept only beside a name
 # one capitalised name word, as names are written: "Mia", "McAllister", "O'Neill", "Whitfield-Jones", "DeShawn"
 _CAP_WORD = r"(?:[A-Z]')?[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+|[A-Z][a-z]+)*"
 # a name of up to six parts (its words are checked by understanding._clean_name)
 # ("Marcus T. Delgado": an initial with its dot inside a name is one of its parts)
-_NAMES = (rf"(?:{_INITIAL}\s*)?{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?(?:[A-Z]\.(?=\s*[A-Za-z])|{_NAME})){{0,5}}"
+# ("J. R. Tan": two initials before it)
+_NAMES = (rf"(?:{_INITIAL}\s*){{0,2}}{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?(?:[A-Z]\.(?=\s*[A-Za-z])|{_NAME})){{0,5}}"
           rf"(?:\s+{_INITIAL}\b)?")
 _CHILD = (r"(?:son|daughter|boy|girl|child|kid|toddler|little one|little boy|little girl"
           r"|(?:youngest|eldest|oldest)(?!\s+(?:son|daughter|boy|girl|child|kid|one)\b))")  # "our youngest, Theo"
@@ -309,7 +310,7 @@ PARENT_NAME = [
     _rx(rf"\b(?:{_SPEAKER}|my name is|my name's)\s+({_NAMES})"),
     _rx(rf"{_OTHERS}\b(?:name is|name's)\s+({_NAMES})"),
     _rx(rf"{_OTHERS}\bname:?\s+({_NAMES})"),
-    _rx(rf"^\s*({_NAME}(?:\s+{_NAME})?)\s+here\b"),
+    _rx(rf"^\s*({_NAME}(?:\s+(?:{_CONNECTOR}|(?-i:[A-Z]\.?)))?(?:\s+{_NAME}){{0,2}})\s+here\b"),  # "James R. Whitfield here"
 ]
 # a name said as whose parent the speaker is ("I'm 小美 mum", "Divya அம்மா"): the child's, not the parent's
 PARENT_OF = r"(?:'s)?\s+(?:mum|mom|mother|dad|father|parent)\b"
@@ -439,7 +440,7 @@ _PHONE_LABEL = (rf"(?:{_LABEL_OWNER}\s*)?{_LABEL_WORD}(?:\s*{_LABEL_WORD}){{0,2}
                 rf"(?:\s*{_alternation(ENGLISH['phone_label_verbs'])})?")
 # ("Mohd Faizal bin Ahmad, 9333 4455": a patronymic joins two names of any length)
 NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)((?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME}){{0,2}}\s+{_CONNECTOR}\s+{_NAME}"
-                        rf"(?:\s+{_NAME}){{0,2}}|(?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
+                        rf"(?:\s+{_NAME}){{0,2}}|(?-i:[A-Z]\.\s*)?{_NAME}(?:\s+(?-i:[A-Z]\.))?(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
                         rf"[\s,:(-]*(?:{_PHONE_LABEL})?[\s,:.(-]*$")
 NOT_TIME = r"(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b)"
 AGE = [

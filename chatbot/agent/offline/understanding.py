@@ -240,6 +240,7 @@ def _clean_name(raw: str, whole: bool = True) -> str:
     wants to come")."""
     words: list[str] = []
     said = [w.strip("-") for w in raw.split() if w.strip("-")]  # "Divya-னு": not the hyphen before a particle
+    whole = whole or _patronymic_name(said)
     for index, word in enumerate(said):
         if not words and word.lower() in lx.TITLES:  # "Mrs Tan": the name, not the title
             continue
@@ -263,6 +264,13 @@ def _clean_name(raw: str, whole: bool = True) -> str:
     if not (name.islower() or name.isupper()):
         return name
     return " ".join(w.lower() if w.lower() in lx.NAME_CONNECTORS else w.title() for w in words)  # "binti" stays
+
+
+def _patronymic_name(said: list[str]) -> bool:
+    """Whether the words open with a name joined by "bin"/"binti"/"s/o" to a name ("nur aisyah binti ahmad", typed in
+    lower case): one whole name, also when said by the way."""
+    joint = next((i for i, w in enumerate(said[:MAX_NAME_PARTS + 1]) if w.lower() in lx.PATRONYMICS), 0)
+    return 0 < joint < len(said) - 1 and all(_name_word(w) for w in said[:joint]) and _name_word(said[joint + 1])
 
 
 def _inner_part(said: list[str], index: int, after_name: bool) -> bool:

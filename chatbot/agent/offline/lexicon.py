@@ -310,7 +310,8 @@ PARENT_NAME = [
     _rx(rf"\b(?:{_SPEAKER}|my name is|my name's)\s+({_NAMES})"),
     _rx(rf"{_OTHERS}\b(?:name is|name's)\s+({_NAMES})"),
     _rx(rf"{_OTHERS}\bname:?\s+({_NAMES})"),
-    _rx(rf"^\s*({_NAME}(?:\s+(?:{_CONNECTOR}|(?-i:[A-Z]\.?)))?(?:\s+{_NAME}){{0,2}})\s+here\b"),  # "James R. Whitfield here"
+    # "James R. Whitfield here", "Kumar s/o Muthu here"
+    _rx(rf"^\s*({_NAME}(?:\s+(?:{_CONNECTOR}|(?-i:[A-Z]\.?)))?(?:\s+{_NAME}){{0,2}})\s+here\b"),
 ]
 # a name said as whose parent the speaker is ("I'm 小美 mum", "Divya அம்மா"): the child's, not the parent's
 PARENT_OF = r"(?:'s)?\s+(?:mum|mom|mother|dad|father|parent)\b"

@@ -280,3 +280,31 @@ def test_a_phone_label_is_no_name(text, parent, asked):
 ])
 def test_a_full_name_stays_whole(text, found):
     assert names(read(text)) == found
+
+
+# --- a parent said as whose parent ("Jayden mummy", "mak Aisyah", "Kavin amma"): the name is the child's ------------
+
+@pytest.mark.parametrize("text", [
+    "this is Jayden mummy",  # Singapore English: Jayden's mother
+    "Hi, I'm Jayden daddy, want to book a tour",
+    "Jayden papa here",
+    "this is jayden mommy",
+    "ni mak Jayden",  # ms: parent word first
+    "saya ibu kepada Jayden",
+    "saya ayah Jayden",
+    "我是Jayden妈妈",  # zh
+    "naan Jayden amma",  # Tamil in Latin letters
+    "Jayden appa here",
+])
+@pytest.mark.parametrize("asked", [(), ("parent_name",)])
+def test_a_parent_said_as_whose_parent_names_the_child(text, asked):
+    assert names(read(text, *asked)) == {"child_name": "Jayden"}
+
+
+@pytest.mark.parametrize(("text", "parent"), [
+    ("I'm Mak Wai Ling", "Mak Wai Ling"),  # Mak: a surname, not Malay "mak" (mum)
+    ("this is Mama Tan", None),  # a capitalised title-like word: not said as whose parent
+])
+def test_a_capitalised_parent_word_is_not_read_as_whose_parent(text, parent):
+    reading = read(text)
+    assert reading.facts.get("parent_name") == parent and "child_name" not in reading.facts

@@ -18,6 +18,10 @@ def _rx(pattern: str) -> re.Pattern:
     return re.compile(pattern, _I)
 
 
+def _alternation(words: list[str]) -> str:
+    return "(?:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
+
+
 # --- intents -------------------------------------------------------------------------------------------------------
 
 GREETING = _rx(
@@ -314,7 +318,10 @@ PARENT_NAME = [
     _rx(rf"^\s*({_NAME}(?:\s+(?:{_CONNECTOR}|(?-i:[A-Z]\.?)))?(?:\s+{_NAME}){{0,2}})\s+here\b"),
 ]
 # a name said as whose parent the speaker is ("I'm 小美 mum", "Divya அம்மா"): the child's, not the parent's
-PARENT_OF = r"(?:'s)?\s+(?:mum|mom|mother|dad|father|parent)\b"
+# (`parent_words` in english.json: "Jayden mummy", "Kavin appa", "Adam papa": Singapore, Malay and Tamil ways too)
+PARENT_WORDS = frozenset(ENGLISH["parent_words"])
+_PARENT_WORD = _alternation(ENGLISH["parent_words"])
+PARENT_OF = rf"(?:'s)?\s+{_PARENT_WORD}\b"
 # a reason given by the way ("petang sbb pagi sy kerja": afternoon, as I work mornings): says no one's name
 BECAUSE_CLAUSE = _rx(r"\b(?:because|coz|cos|cuz|bc|since)\b[^.?!,;\n]*")
 # the speaker naming themself; without it, a bare "name is Aisha" names whoever was just asked about
@@ -342,7 +349,11 @@ MAYBE_CHILD = [
 CHILD_NAME_BEFORE = [
     _rx(rf"\b({_NAMES})\s*\(\s*\d{{1,2}}\s*\)"),
     _rx(rf"\b({_NAMES}),?\s+who(?:'s| is)\s+\d"),
-    _rx(rf"\b({_NAMES})(?:'s\s+|(?<!'s)\s+)(?:mum|mom|mother|dad|father|parent)\b"),  # "Divya அம்மா", "小美妈妈" too
+    _rx(rf"\b({_NAMES})(?:'s\s+|(?<!'s)\s+){_PARENT_WORD}\b"),  # "Divya அம்மா", "小美妈妈", "Jayden mummy" too
+    # the parent word first, as Malay puts it ("saya mak Aisyah", "ibu kepada Aisyah": glossed "i am mum of Aisyah")
+    # ("Mama Tan", capitalised, is a name)
+    _rx(rf"\b(?:{_SPEAKER}|this|here is|it's)\s+(?-i:{_PARENT_WORD})\s+(?:of\s+|to\s+)?((?-i:{_WRITTEN_NAME}))"
+        r"\s*(?:[,.!?]|$)"),
     # the name, then the word for a child, as Tamil, Malay and Chinese put it: "Divya என் மகள்" (Divya my daughter),
     # "Aisyah anak sy", "林欣怡是我女儿", "Ali is my son" (a name written as one: "Sorry my son..." is no name)
     re.compile(rf"{_UNTITLED}({_WRITTEN_NAME})\s+(?:(?i:is|was|this|that|tu|ni)\s+){{0,2}}(?i:my|our)\s+{_CHILD_WORD}"
@@ -431,10 +442,6 @@ LEADING_NAME = re.compile(r"[,(!?;:]|(?<!\b[A-Z])(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b
 PHONE_LABELS = frozenset(ENGLISH["phone_labels"])
 
 
-def _alternation(words: list[str]) -> str:
-    return "(?:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
-
-
 _LABEL_WORD = _alternation(ENGLISH["phone_labels"]) + r"\.?"
 _LABEL_OWNER = _alternation(ENGLISH["phone_label_owners"])
 _PHONE_LABEL = (rf"(?:{_LABEL_OWNER}\s*)?{_LABEL_WORD}(?:\s*{_LABEL_WORD}){{0,2}}(?:\s*{_LABEL_OWNER})?"
@@ -501,8 +508,9 @@ def _endings(lists: list[dict]) -> re.Pattern:
 
 
 _LISTS = _word_lists()
-# a phone's label and its owner word ("mob is 9123 4567", "en number ..."): never a name
-NOT_A_NAME = _NOT_A_NAME | _lexicon_words(_LISTS) | PHONE_LABELS | frozenset(ENGLISH["phone_label_owners"])
+# a phone's label and its owner word ("mob is 9123 4567", "en number ..."), a word for a parent ("mummy"): no name
+NOT_A_NAME = (_NOT_A_NAME | _lexicon_words(_LISTS) | PHONE_LABELS | frozenset(ENGLISH["phone_label_owners"])
+              | PARENT_WORDS)
 NOT_NAME_ENDING = _endings(_LISTS)
 # the first character of a Chinese name: a common surname, or a nickname's prefix (小明, 阿强, 老王); a word in a
 # question that starts otherwise ("可以带孩子一起参观吗": 一起, together) is no name

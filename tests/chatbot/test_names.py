@@ -308,3 +308,41 @@ def test_a_parent_said_as_whose_parent_names_the_child(text, asked):
 def test_a_capitalised_parent_word_is_not_read_as_whose_parent(text, parent):
     reading = read(text)
     assert reading.facts.get("parent_name") == parent and "child_name" not in reading.facts
+
+
+# --- everyday and Tanglish words are no child's name; a greeting never takes a surname for the given name ---------
+
+@pytest.mark.parametrize("text", [
+    "veg",  # en: a diet said where the name was asked
+    "my son is veg",
+    "vegetarian",
+    "peyar",  # Tanglish: "name"
+    "paiyan",  # "boy"
+    "ponnu",  # "girl"
+    "vayasu 5",  # "age 5"
+    "enakku",  # "for me"
+    "class",
+    "ok",
+])
+def test_an_everyday_word_is_no_childs_name(text):
+    assert "child_name" not in read(text, "child_name").facts
+
+
+@pytest.mark.parametrize("text", ["en paiyan peyar Arun", "paiyan peyar Arun, 5 vayasu", "en ponnu peyaru Arun"])
+def test_tanglish_peyar_marks_the_name(text):
+    assert read(text).facts.get("child_name") == "Arun"
+
+
+@pytest.mark.parametrize(("name", "greeted"), [
+    ("Sarah Tan", "Sarah"),
+    ("Tan Wei Ling", "Tan Wei Ling"),  # the surname first: the whole name
+    ("Lim Boon Hock", "Lim Boon Hock"),
+    ("陈美玲", "陈美玲"),
+    ("R. Priya", "R. Priya"),
+    ("Tan", ""),  # a surname alone: no name in the greeting
+    ("Kumar s/o Muthu", "Kumar"),
+])
+def test_a_greeting_uses_the_given_name_or_the_whole_name(name, greeted):
+    with translation.override("en"):
+        text = replies.noted_details({"parent_name": name, "parent_phone": "+6591234567"})
+    assert text.startswith(f"Thanks, {greeted}:" if greeted else "Thanks: ")

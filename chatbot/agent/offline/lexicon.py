@@ -519,3 +519,20 @@ HAN_NAME_START = frozenset("".join(data.get("name_starts", "") for data in _LIST
 HAN_TITLES = tuple(title for data in _LISTS for title in data.get("name_titles", []))
 # nor does a Chinese name start with a particle or a pronoun ("的那个": the one; "就这个": this one)
 HAN_NOT_NAME_START = frozenset("".join(data.get("not_name_starts", "") for data in _LISTS))
+# surnames said first ("Tan Wei Ling"): in a name that starts with one, which word is the given name is unclear
+SURNAMES_FIRST = frozenset(ENGLISH["surnames_first"])
+
+
+def address(name: str) -> str:
+    """How to greet a parent of this name: the first word when it is the given name ("Sarah" of "Sarah Tan"); the
+    whole name when the first word may be the surname ("Tan Wei Ling", "陈美玲", "R. Priya"); '' for a surname alone
+    ("Tan")."""
+    words = name.split()
+    if not words:
+        return ""
+    first = words[0].lower()
+    if len(words) == 1:
+        return "" if first in SURNAMES_FIRST else name
+    if first in SURNAMES_FIRST or HAN_WORD.match(first) or re.fullmatch(r"[a-z]\.?", first):
+        return name
+    return words[0]

@@ -11,7 +11,9 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.test import override_settings
 from django.urls import reverse
+from django.utils import translation
 
+from chatbot.agent.blocks import blocks_for
 from chatbot.calendar import calendar_file
 from chatbot.language import detect, reply_language
 from chatbot.models import Message
@@ -199,6 +201,20 @@ def test_the_calendar_file_is_in_the_parents_language(db):
     event = event_of(calendar_file(booking))
     assert str(event["summary"]) == f"{booking.school.name}校园参观（Aisyah）"
     assert str(event["description"]).startswith(f"预约编号 {booking.reference}。")
+
+
+@pytest.mark.parametrize(("language", "joined"), [
+    ("zh-hans", "Ali和Abu"), ("ms", "Ali dan Abu"), ("ta", "Ali மற்றும் Abu"), ("en", "Ali and Abu")])
+def test_two_childrens_names_are_joined_in_the_parents_language(db, language, joined):
+    booking = TourBookingFactory(contact=ContactFactory(language=language), child_name="Ali and Abu")
+    booking.school.languages = ["en", "zh-hans", "ms", "ta"]
+    booking.school.save()
+    assert joined in str(event_of(calendar_file(booking))["summary"])
+    result = {"booking_id": booking.reference, "confirmation_details": {
+        "date": "2026-12-03", "weekday": "Thursday", "time": "09:00", "label": "Thu 3 Dec, 9:00am",
+        "child_name": "Ali and Abu", "school": "S", "address": "A"}}
+    with translation.override(language):
+        assert blocks_for([("book_tour", {**result, "status": "success"})], [])[0]["child_name"] == joined
 
 
 @pytest.mark.parametrize("reference", ["T-LXGKBD", "T-4AJXRJ", "T-WWGJBK", "T-EAUPJK", "T-JTKPMU", "W-MCUBNJ"])

@@ -346,3 +346,16 @@ def test_a_greeting_uses_the_given_name_or_the_whole_name(name, greeted):
     with translation.override("en"):
         text = replies.noted_details({"parent_name": name, "parent_phone": "+6591234567"})
     assert text.startswith(f"Thanks, {greeted}:" if greeted else "Thanks: ")
+
+
+# --- two children joined by "and" in any language are two children ----------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "anak saya Ali dan Abu",  # ms: "anak" has no plural
+    "anak2 saya Ali dan Abu, 5 dan 7 tahun",  # ms: "anak2", children
+    "anak-anak saya Ali dan Abu",
+    "my child Ali and Abu",
+])
+def test_two_children_joined_by_and_are_two_children(text):
+    reading = read(text)
+    assert [c.get("name") for c in reading.children] == ["Ali", "Abu"] and "child_name" not in reading.facts

@@ -380,8 +380,9 @@ GROUP_SIZES: dict[str, int] = ENGLISH["group_sizes"]  # a group word and how man
 GROUP = _rx(r"\b(" + "|".join(GROUP_SIZES) + r")\b")
 # "my two boys" (words are digits by now); "2 anak" (Malay has no plural: "2 child")
 CHILD_COUNT = _rx(rf"\b([2-9])\s+(?:(?:little|young|small)\s+)?(?:{_KIDS}|child|kid)\b")
+# ("my child Ali and Abu": Malay "anak", Tamil "பிள்ளை" have no plural, so a word for a child before a list of names)
 CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|[2-9]\s+(?:child|kid)|both|brother|sister|siblings?|for|named|called|names are"
-                   r"|they(?:'re| are))\b")
+                   rf"|they(?:'re| are)|(?:child|kid)(?=\s+(?-i:{_CAP})\s*,?\s+(?:{_AND})\s+(?-i:{_CAP})))\b")
 # the one child of several who comes: "only Noah would be starting", "just the little one", "Hana just (je)",
 # "Divya க்கு only (தான்)" (a Tamil case ending may sit between the name and the word); "Ava just turned 6" is no such
 _YOUNGER = r"younger|youngest|small|smaller|little|baby"

@@ -24,7 +24,7 @@ from django.utils.translation import gettext as _
 
 from bookings.callbacks import OUTSIDE_CALLING_HOURS
 from bookings.intake import read_window
-from bookings.models import split_names
+from bookings.models import said_names, split_names
 from chatbot.agent.dialogue import Declared
 from chatbot.agent.offline.lexicon import ENGLISH, address
 from chatbot.agent.offline.when import PARTS_OF_DAY
@@ -114,10 +114,7 @@ def _either(items: list[str]) -> str:
 
 def _listed(items: list[str]) -> str:
     """'a, b and c' in the active language."""
-    if len(items) == 1:
-        return str(items[0])
-    return pgettext("a list", "%(items)s and %(last)s") % {
-        "items": pgettext("a list separator", ", ").join(str(i) for i in items[:-1]), "last": items[-1]}
+    return said_names([str(i) for i in items])
 
 
 def _part(part: str) -> str:

@@ -295,6 +295,8 @@ def test_a_full_name_stays_whole(text, found):
     "我是Jayden妈妈",  # zh
     "naan Jayden amma",  # Tamil in Latin letters
     "Jayden appa here",
+    "Jayden mummy 9123 4567",  # signed with the phone
+    "Jayden amma, en number 9123 4567",
 ])
 @pytest.mark.parametrize("asked", [(), ("parent_name",)])
 def test_a_parent_said_as_whose_parent_names_the_child(text, asked):

@@ -576,8 +576,9 @@ def read_message(text: str, hints: Hints) -> Reading:
     if phones:
         reading.facts["parent_phone"] = phones[-1][0]
         signed = lx.NAME_BEFORE_PHONE.search(bare[: phones[-1][1][0]])  # "Jon 91234567"
-        if signed and _clean_name(signed.group(1)):
-            reading.facts["parent_name"] = _clean_name(signed.group(1))
+        name = _clean_name(signed.group(1)) if signed else ""
+        if name and not re.match(rf"{re.escape(name)}{lx.PARENT_OF}", signed.group(1), re.IGNORECASE):
+            reading.facts["parent_name"] = name  # not "Kavin amma, 9123 4567": Kavin's mother
 
     for sentence in _sentences(text):
         _classify(sentence, reading, hints)

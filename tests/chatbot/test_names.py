@@ -254,6 +254,8 @@ async def test_a_name_spelt_out_corrects_the_parents_name(text):
     ("Sarah, mob 8123 4567", "Sarah"),  # the name before the label is the parent's
     ("Jon Tan mob: 9123 4567", "Jon Tan"),
     ("H/P 9123 4567", None),
+    ("ph 9123 4567", None),
+    ("reach me 9123 4567", None),  # a verb for how to reach the parent
     ("Aminah, nombor telefon saya 9123 4567", "Aminah"),  # ms: "my phone number"
     ("手机号码 9123 4567", None),  # zh: "mobile number"
     ("en number 9123 4567", None),  # Tamil in Latin letters: "my number"

@@ -363,3 +363,14 @@ def test_a_greeting_uses_the_given_name_or_the_whole_name(name, greeted):
 def test_two_children_joined_by_and_are_two_children(text):
     reading = read(text)
     assert [c.get("name") for c in reading.children] == ["Ali", "Abu"] and "child_name" not in reading.facts
+
+
+@pytest.mark.parametrize("opening", ["hi this is Jayden mummy, want to book a tour", "hi I'm Jayden's mum, tour pls"])
+async def test_the_childs_age_after_a_parent_said_as_whose_parent_reaches_the_booking(opening):
+    concierge = Concierge()
+    await concierge.say(opening)
+    aged = await concierge.say("Jayden is 5")
+    assert aged.called("book_tour")[-1]["child_age"] == 5
+    booked = await concierge.say("next thursday 9am", "Sarah Lim, 91234567")
+    assert {k: booked.called("book_tour")[-1][k] for k in ("parent_name", "child_name", "child_age")} == {
+        "parent_name": "Sarah Lim", "child_name": "Jayden", "child_age": 5}

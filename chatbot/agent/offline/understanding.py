@@ -821,7 +821,12 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         children, reading.child_count = keep_only(children, reading.only), 1
         reading.facts.update({f"child_{k}": v for k, v in children[0].items()})
     several = len(children) >= 2 or reading.child_count >= 2 or (adds and children)
-    if several or hints.asked_ages_of or "family_again" in hints.asked:
+    asked_one = [str(hints.known.get("child_name") or "").lower()] == [n.lower() for n in hints.asked_ages_of]
+    if (asked_one and not several and not hints.known.get("children") and len(children) == 1
+            and str(children[0].get("name") or hints.asked_ages_of[0]).lower() == hints.asked_ages_of[0].lower()):
+        reading.facts.update({f"child_{k}": v for k, v in children[0].items()})  # "Jayden is 5" to "How old is
+        # Jayden?" of a one-child booking: that child's age, as the tools' child_age
+    elif several or hints.asked_ages_of or "family_again" in hints.asked:
         reading.children = children
         reading.adds_child = adds and bool(children)
         if children or reading.child_count >= 2:

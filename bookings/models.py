@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import F, Q
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext
 
 WEEKDAY_NAMES = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 _REFERENCE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: easy to read aloud
@@ -279,6 +279,16 @@ def join_names(names: list[str]) -> str:
     """"Leo", "Leo and Mia", "Leo, Mia and Sam"."""
     names = [name for name in names if name]
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def said_names(names: list[str]) -> str:
+    """The names joined in the active language, as a parent reads them ("Leo和Mia", "Leo dan Mia", "Leo மற்றும்
+    Mia"); `join_names` is the stored, English form."""
+    names = [name for name in names if name]
+    if len(names) < 2:
+        return "".join(names)
+    return pgettext("a list", "%(items)s and %(last)s") % {
+        "items": pgettext("a list separator", ", ").join(names[:-1]), "last": names[-1]}
 
 
 def split_names(joined: str) -> list[str]:

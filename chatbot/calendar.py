@@ -10,7 +10,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from icalendar import Calendar, Event
 
-from bookings.models import TourBooking
+from bookings.models import TourBooking, said_names, split_names
 from chatbot.language import reply_language
 
 PRODUCT_ID = "-//School tour concierge//EN"
@@ -21,11 +21,13 @@ def calendar_file(booking: TourBooking) -> str:
     school = booking.school
     start = booking.starts_at.astimezone(school.tz)
     with translation.override(reply_language(school, booking.contact)):  # the parent's language
-        summary = _("School tour at %(school)s (%(child)s)") % {"school": school.name, "child": booking.child_name}
+        child = said_names(split_names(booking.child_name))  # "Leo和Mia" in Chinese
+        summary = _("School tour at %(school)s (%(child)s)") % {"school": school.name, "child": child}
         description = " ".join(
             [
                 _("Booking reference %(reference)s.") % {"reference": booking.reference},
-                _("Children: %(children)s.") % {"children": booking.children_label},
+                _("Children: %(children)s.") % {"children": said_names(
+                    [c.label for c in booking.children.all()]) or child},
             ]
         )
     event = Event()

@@ -5,14 +5,18 @@ Four languages, each a Django language code: English ("en"), Simplified Chinese
 
 How a message's language is decided, in order:
 1. Script: any Han character is Chinese, any Tamil letter is Tamil ("can book tour 星期四?" is Chinese).
-2. Code-mixed Latin text: a word of the Malay marker list (`language_markers.json`, data: common words, not
-   written in lower case, and day and month names in any case) makes it Malay ("can book tour hari Khamis?"):
-   a mixed message counts as the non-English language present.
+2. Code-mixed Latin text: words of the marker lists (`language_markers.json`, data: common words written in
+   lower case, and day and month names in any case) of Malay ("can book tour hari Khamis?") and of Tamil written
+   in Latin letters ("Tanglish": "naalaikku tour irukka?", and its endings "-kku", "-anum") are counted, and
+   the language with more of them is the message's; a tie keeps the language in use when it is one of the two.
+   A mixed message counts as the non-English language present.
 3. Sentences: lingua (offline n-gram models, restricted to English and Malay) decides when it is confident
    and has at least two words to go on. Capitalised words after the first are left out first: they are
    mostly names, and "Muhammad bin Abdullah" alone says nothing about the language the parent writes in.
    A parent already writing Chinese, Malay or Tamil switches to English only with a sentence of at least
    SWITCH_WORDS English words: fewer ("earliest one", "my number is ...") are the English they mix in.
+   Singapore English particles ("lah", "lor", "ah": `particles`) are left out first: "ok can lah" is English,
+   and a particle alone never switches the language.
 4. Otherwise ("ok", "Leo, 5", "91234567") the message keeps the language the contact was already using.
 """
 
@@ -50,6 +54,32 @@ def _markers(code: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 @cache
+def _tanglish() -> tuple[frozenset[str], tuple[str, ...]]:
+    """(words of Tamil written in Latin letters, word endings that mark it)."""
+    data = json.loads(MARKERS_FILE.read_text(encoding="utf-8"))[TAMIL]
+    return frozenset(data["words"]), tuple(data["endings"])
+
+
+@cache
+def _particles() -> frozenset[str]:
+    """Singapore English particles ("lah", "lor"): no evidence of any language."""
+    return frozenset(json.loads(MARKERS_FILE.read_text(encoding="utf-8"))["particles"])
+
+
+def _marked(lower: list[str], written: list[str], previous: str) -> str:
+    """Malay or Tamil when marker words say so (the language with more of them), '' when none does."""
+    words, proper = _markers(MALAY)
+    tamil, endings = _tanglish()
+    malay = sum(w in words for w in lower) + sum(w.lower() in proper for w in written)
+    tanglish = sum(w in tamil or (w.endswith(endings) and w not in words) for w in lower)
+    if not (malay or tanglish):
+        return ""
+    if malay == tanglish:
+        return previous if previous in (MALAY, TAMIL) else MALAY
+    return MALAY if malay > tanglish else TAMIL
+
+
+@cache
 def _detector() -> LanguageDetector:
     return LanguageDetectorBuilder.from_languages(Language.ENGLISH, Language.MALAY).build()
 
@@ -73,13 +103,13 @@ def detect(text: str, previous: str = "") -> str:
         return CHINESE
     if TAMIL_SCRIPT.search(text):
         return TAMIL
-    words, proper = _markers(MALAY)
     text = REFERENCE.sub(" ", text)
     written = WORD.findall(text)
     lower = [w.lower() for w in written if w.islower() or len(written) == 1]  # "Boleh?" alone is no name
-    if any(w in words for w in lower) or any(w.lower() in proper for w in written):
-        return MALAY
-    sentence = _sentence_words(text)
+    marked = _marked(lower, written, previous)
+    if marked:
+        return marked
+    sentence = [w for w in _sentence_words(text) if w.lower() not in _particles()]
     if len(sentence) >= 2:  # one word ("ya", "Sengkang") is too little for statistics
         found = _detector().compute_language_confidence_values(" ".join(sentence))[0]
         if found.value >= (CONFIDENT if len(sentence) == 2 else SURE_ENOUGH):

@@ -12,6 +12,7 @@ from django.core import signing
 from django.urls import reverse
 from django.utils.translation import get_language
 
+from bookings.models import said_names, split_names
 from bookings.services import short_label
 from chatbot.agent.dialogue import Option
 from chatbot.dates import human_slot
@@ -37,7 +38,7 @@ def _booking_card(result: dict, rescheduled: bool = False) -> dict:
         "weekday": details["weekday"],
         "time": details["time"],
         "label": details["label"],
-        "child_name": details["child_name"],
+        "child_name": said_names(split_names(details["child_name"])),  # "Leo和Mia" in Chinese
         "school": details["school"],
         "address": details["address"],
         "ics_url": reverse("chatbot:booking_ics", args=[signing.dumps(result["booking_id"], salt=ICS_SALT)]),

@@ -5,11 +5,15 @@ language, English with a Malay or Chinese word in it, and the short answers
 ("ok", "Leo, 5", a phone number) that say nothing about the language.
 """
 
+import re
+
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import override_settings
 from django.urls import reverse
+from django.utils import translation
 
+from chatbot.agent.blocks import blocks_for
 from chatbot.calendar import calendar_file
 from chatbot.language import detect, reply_language
 from chatbot.models import Message
@@ -72,6 +76,25 @@ def test_a_few_english_words_mixed_in_keep_the_language_the_parent_writes(text, 
 def test_a_message_that_does_not_tell_keeps_the_language_in_use(text):
     assert detect(text, "zh-hans") == "zh-hans"
     assert detect(text, "ms") == "ms"
+
+
+@pytest.mark.parametrize("text", [
+    "naalaikku tour irukka?",  # Tamil in Latin letters ("Tanglish"): not Malay, not English
+    "enakku oru tour vendum",
+    "eppo free ah?",
+    "ungal school fees evvalavu?",
+    "naan Kavin amma, tour book pannanum",
+    "romba nandri",
+])
+@pytest.mark.parametrize("previous", ["", "en", "ms"])
+def test_tanglish_is_tamil(text, previous):
+    assert detect(text, previous) == "ta"
+
+
+@pytest.mark.parametrize("text", ["ok can lah", "can ah", "got or not", "sure lah, friday ok", "ok lor see you"])
+@pytest.mark.parametrize("language", ["en", "zh-hans", "ta"])
+def test_a_singlish_particle_never_makes_it_malay(text, language):
+    assert detect(text, language) == language
 
 
 def test_the_reply_language_is_one_the_school_offers(db):
@@ -180,8 +203,31 @@ def test_the_calendar_file_is_in_the_parents_language(db):
     assert str(event["description"]).startswith(f"预约编号 {booking.reference}。")
 
 
+@pytest.mark.parametrize(("language", "joined"), [
+    ("zh-hans", "Ali和Abu"), ("ms", "Ali dan Abu"), ("ta", "Ali மற்றும் Abu"), ("en", "Ali and Abu")])
+def test_two_childrens_names_are_joined_in_the_parents_language(db, language, joined):
+    booking = TourBookingFactory(contact=ContactFactory(language=language), child_name="Ali and Abu")
+    booking.school.languages = ["en", "zh-hans", "ms", "ta"]
+    booking.school.save()
+    assert joined in str(event_of(calendar_file(booking))["summary"])
+    result = {"booking_id": booking.reference, "confirmation_details": {
+        "date": "2026-12-03", "weekday": "Thursday", "time": "09:00", "label": "Thu 3 Dec, 9:00am",
+        "child_name": "Ali and Abu", "school": "S", "address": "A"}}
+    with translation.override(language):
+        assert blocks_for([("book_tour", {**result, "status": "success"})], [])[0]["child_name"] == joined
+
+
 @pytest.mark.parametrize("reference", ["T-LXGKBD", "T-4AJXRJ", "T-WWGJBK", "T-EAUPJK", "T-JTKPMU", "W-MCUBNJ"])
 def test_a_quoted_reference_does_not_change_the_language(reference):
     """Random letters of a reference once read as Malay (lingua): references are left out of detection."""
     assert detect(f"I want to cancel {reference}", "en") == "en"
     assert detect(f"Saya nak batalkan {reference}", "en") == "ms"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tanglish_message_is_answered_in_tamil(offline):
+    school = SchoolFactory(languages=["en", "ms", "ta"])
+    contact = ContactFactory(school=school, phone="", email="", name="")
+    reply = _say(school, contact, "vanakkam, naalaikku school tour irukka?")
+    assert Message.objects.filter(conversation__contact=contact, role="user").get().language == "ta"
+    assert reply.language == "ta" and re.search("[\u0b80-\u0bff]", reply.text), reply.text

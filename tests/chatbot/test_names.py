@@ -243,3 +243,134 @@ async def test_a_name_spelt_out_corrects_the_parents_name(text):
     reply = await concierge.say(text)
     assert reply.called("update_context") == [
         {"field_to_update": "parent_name", "new_value": "Markus", "reason": "user_correction"}]
+
+
+# --- a phone's label is no name ("mob is ...", "hp: ...", "en number ...") -------------------------------------
+
+@pytest.mark.parametrize(("text", "parent"), [
+    ("mob is 9123 4567", None),  # en / Singapore English labels
+    ("Mob: 9123 4567", None),
+    ("my mob 8123 4567", None),
+    ("Sarah, mob 8123 4567", "Sarah"),  # the name before the label is the parent's
+    ("Jon Tan mob: 9123 4567", "Jon Tan"),
+    ("H/P 9123 4567", None),
+    ("ph 9123 4567", None),
+    ("reach me 9123 4567", None),  # a verb for how to reach the parent
+    ("Aminah, nombor telefon saya 9123 4567", "Aminah"),  # ms: "my phone number"
+    ("手机号码 9123 4567", None),  # zh: "mobile number"
+    ("en number 9123 4567", None),  # Tamil in Latin letters: "my number"
+    ("Kavitha, en number 9123 4567", "Kavitha"),
+])
+@pytest.mark.parametrize("asked", [(), ("parent_name",)])
+def test_a_phone_label_is_no_name(text, parent, asked):
+    reading = read(text, *asked)
+    assert reading.facts.get("parent_name") == parent
+    assert reading.facts.get("parent_phone")
+
+
+# --- a full name stays whole: initials inside it, patronymics typed in lower case ---------------------------------
+
+@pytest.mark.parametrize(("text", "found"), [
+    ("James R. Whitfield, 9123 4567", {"parent_name": "James R. Whitfield"}),  # en: a middle initial before a phone
+    ("Priya K. Nair 8123 4567", {"parent_name": "Priya K. Nair"}),
+    ("Daniel J. Ortega here", {"parent_name": "Daniel J. Ortega"}),
+    ("Kumar S/O Muthu here", {"parent_name": "Kumar S/O Muthu"}),  # Singapore: son of
+    ("I am J. R. Tan", {"parent_name": "J. R. Tan"}),  # two initials
+    ("my daughter nur aisyah binti ahmad, 5", {"child_name": "Nur Aisyah binti Ahmad"}),  # ms, typed in lower case
+    ("anak saya muhammad irfan bin rosli, 6 tahun", {"child_name": "Muhammad Irfan bin Rosli"}),
+    ("my son is ravi s/o kumar", {"child_name": "Ravi s/o Kumar"}),
+])
+def test_a_full_name_stays_whole(text, found):
+    assert names(read(text)) == found
+
+
+# --- a parent said as whose parent ("Jayden mummy", "mak Aisyah", "Kavin amma"): the name is the child's ------------
+
+@pytest.mark.parametrize("text", [
+    "this is Jayden mummy",  # Singapore English: Jayden's mother
+    "Hi, I'm Jayden daddy, want to book a tour",
+    "Jayden papa here",
+    "this is jayden mommy",
+    "ni mak Jayden",  # ms: parent word first
+    "saya ibu kepada Jayden",
+    "saya ayah Jayden",
+    "我是Jayden妈妈",  # zh
+    "naan Jayden amma",  # Tamil in Latin letters
+    "Jayden appa here",
+    "Jayden mummy 9123 4567",  # signed with the phone
+    "Jayden amma, en number 9123 4567",
+])
+@pytest.mark.parametrize("asked", [(), ("parent_name",)])
+def test_a_parent_said_as_whose_parent_names_the_child(text, asked):
+    assert names(read(text, *asked)) == {"child_name": "Jayden"}
+
+
+@pytest.mark.parametrize(("text", "parent"), [
+    ("I'm Mak Wai Ling", "Mak Wai Ling"),  # Mak: a surname, not Malay "mak" (mum)
+    ("this is Mama Tan", None),  # a capitalised title-like word: not said as whose parent
+])
+def test_a_capitalised_parent_word_is_not_read_as_whose_parent(text, parent):
+    reading = read(text)
+    assert reading.facts.get("parent_name") == parent and "child_name" not in reading.facts
+
+
+# --- everyday and Tanglish words are no child's name; a greeting never takes a surname for the given name ---------
+
+@pytest.mark.parametrize("text", [
+    "veg",  # en: a diet said where the name was asked
+    "my son is veg",
+    "vegetarian",
+    "peyar",  # Tanglish: "name"
+    "paiyan",  # "boy"
+    "ponnu",  # "girl"
+    "vayasu 5",  # "age 5"
+    "enakku",  # "for me"
+    "class",
+    "ok",
+])
+def test_an_everyday_word_is_no_childs_name(text):
+    assert "child_name" not in read(text, "child_name").facts
+
+
+@pytest.mark.parametrize("text", ["en paiyan peyar Arun", "paiyan peyar Arun, 5 vayasu", "en ponnu peyaru Arun"])
+def test_tanglish_peyar_marks_the_name(text):
+    assert read(text).facts.get("child_name") == "Arun"
+
+
+@pytest.mark.parametrize(("name", "greeted"), [
+    ("Sarah Tan", "Sarah"),
+    ("Tan Wei Ling", "Tan Wei Ling"),  # the surname first: the whole name
+    ("Lim Boon Hock", "Lim Boon Hock"),
+    ("陈美玲", "陈美玲"),
+    ("R. Priya", "R. Priya"),
+    ("Tan", ""),  # a surname alone: no name in the greeting
+    ("Kumar s/o Muthu", "Kumar"),
+])
+def test_a_greeting_uses_the_given_name_or_the_whole_name(name, greeted):
+    with translation.override("en"):
+        text = replies.noted_details({"parent_name": name, "parent_phone": "+6591234567"})
+    assert text.startswith(f"Thanks, {greeted}:" if greeted else "Thanks: ")
+
+
+# --- two children joined by "and" in any language are two children ----------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "anak saya Ali dan Abu",  # ms: "anak" has no plural
+    "anak2 saya Ali dan Abu, 5 dan 7 tahun",  # ms: "anak2", children
+    "anak-anak saya Ali dan Abu",
+    "my child Ali and Abu",
+])
+def test_two_children_joined_by_and_are_two_children(text):
+    reading = read(text)
+    assert [c.get("name") for c in reading.children] == ["Ali", "Abu"] and "child_name" not in reading.facts
+
+
+@pytest.mark.parametrize("opening", ["hi this is Jayden mummy, want to book a tour", "hi I'm Jayden's mum, tour pls"])
+async def test_the_childs_age_after_a_parent_said_as_whose_parent_reaches_the_booking(opening):
+    concierge = Concierge()
+    await concierge.say(opening)
+    aged = await concierge.say("Jayden is 5")
+    assert aged.called("book_tour")[-1]["child_age"] == 5
+    booked = await concierge.say("next thursday 9am", "Sarah Lim, 91234567")
+    assert {k: booked.called("book_tour")[-1][k] for k in ("parent_name", "child_name", "child_age")} == {
+        "parent_name": "Sarah Lim", "child_name": "Jayden", "child_age": 5}

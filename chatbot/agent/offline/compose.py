@@ -8,6 +8,7 @@ import datetime as dt
 from typing import Protocol
 
 from chatbot.agent.dialogue import DialogueState
+from chatbot.agent.offline import lexicon as lx
 from chatbot.agent.offline import replies
 from chatbot.agent.offline.conversation import Conversation
 from chatbot.agent.offline.understanding import WHEN_FIELDS, Reading
@@ -281,7 +282,7 @@ def compose(turn: "Turn") -> str:
         return replies.refuse_injection()
     reading, conv, today = turn.reading, turn.conv, turn.today
     school = str(conv.school.get("name") or "")
-    name = str(reading.facts.get("parent_name") or "").split(" ")[0] or conv.contact_name
+    name = lx.address(str(reading.facts.get("parent_name") or "")) or conv.contact_name
     quiet = turn.flow == "chat" and not reading.questions and not conv.steps
     if "greet" in reading.intents and quiet and not reading.intents & {"offtopic", "thanks", "bye", "no"}:
         returning = bool(conv.contact.get("returning") or conv.upcoming_tours)

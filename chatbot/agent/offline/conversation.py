@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatbot.agent.dialogue import DialogueState
+from chatbot.agent.offline import lexicon as lx
 
 FACTS_HEADER = "## Facts"
 JSON_FACTS = {"SCHOOL", "CONTACT", "ACTIVE_TASK"}
@@ -91,12 +92,11 @@ class Conversation:
 
     @property
     def contact_name(self) -> str:
-        """How to address the parent: the preferred name, else the first word of the name on file."""
+        """How to address the parent: the preferred name, else the name on file as `lexicon.address` greets it."""
         preferred = str(self.contact.get("preferred_name") or "").strip()
         if preferred:
             return preferred
-        name = str(self.contact.get("name") or "").strip()
-        return name.split()[0] if name else ""
+        return lx.address(str(self.contact.get("name") or "").strip())
 
     def results(self, name: str) -> list[dict]:
         return [s.result for s in self.steps if s.name == name and s.result is not None]

@@ -18,6 +18,10 @@ def _rx(pattern: str) -> re.Pattern:
     return re.compile(pattern, _I)
 
 
+def _alternation(words: list[str]) -> str:
+    return "(?:" + "|".join(map(re.escape, sorted(words, key=len, reverse=True))) + ")"
+
+
 # --- intents -------------------------------------------------------------------------------------------------------
 
 GREETING = _rx(
@@ -281,15 +285,16 @@ _NAME = r"(?:[A-Za-z][A-Za-z'-]*|[\u4e00-\u9fff]{2,4}|[\u0b80-\u0bff]{2,})"  # L
 HAN_WORD = re.compile(r"[\u4e00-\u9fff]+")
 MAX_HAN_NAME = 4  # a Chinese name has two to four characters
 # between the parts of a name: "Muhammad Irfan bin Ahmad", "Nur Alya binti Rahman", "Ravi s/o Kumar"
-_PATRONYMICS = tuple(ENGLISH["patronymics"])  # not counted as parts
-NAME_CONNECTORS = frozenset([*_PATRONYMICS, *ENGLISH["name_particles"]])
-_CONNECTOR = "(?:" + "|".join(map(re.escape, _PATRONYMICS)) + ")"
+PATRONYMICS = tuple(ENGLISH["patronymics"])  # not counted as parts
+NAME_CONNECTORS = frozenset([*PATRONYMICS, *ENGLISH["name_particles"]])
+_CONNECTOR = "(?:" + "|".join(map(re.escape, PATRONYMICS)) + ")"
 _INITIAL = r"[A-Z]\.?"  # "R. Priya", "Priya R": an initial, kept only beside a name
 # one capitalised name word, as names are written: "Mia", "McAllister", "O'Neill", "Whitfield-Jones", "DeShawn"
 _CAP_WORD = r"(?:[A-Z]')?[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+|[A-Z][a-z]+)*"
 # a name of up to six parts (its words are checked by understanding._clean_name)
 # ("Marcus T. Delgado": an initial with its dot inside a name is one of its parts)
-_NAMES = (rf"(?:{_INITIAL}\s*)?{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?(?:[A-Z]\.(?=\s*[A-Za-z])|{_NAME})){{0,5}}"
+# ("J. R. Tan": two initials before it)
+_NAMES = (rf"(?:{_INITIAL}\s*){{0,2}}{_NAME}(?:\s+(?:{_CONNECTOR}\s+)?(?:[A-Z]\.(?=\s*[A-Za-z])|{_NAME})){{0,5}}"
           rf"(?:\s+{_INITIAL}\b)?")
 _CHILD = (r"(?:son|daughter|boy|girl|child|kid|toddler|little one|little boy|little girl"
           r"|(?:youngest|eldest|oldest)(?!\s+(?:son|daughter|boy|girl|child|kid|one)\b))")  # "our youngest, Theo"
@@ -310,10 +315,14 @@ PARENT_NAME = [
     _rx(rf"\b(?:{_SPEAKER}|my name is|my name's)\s+({_NAMES})"),
     _rx(rf"{_OTHERS}\b(?:name is|name's)\s+({_NAMES})"),
     _rx(rf"{_OTHERS}\bname:?\s+({_NAMES})"),
-    _rx(rf"^\s*({_NAME}(?:\s+{_NAME})?)\s+here\b"),
+    # "James R. Whitfield here", "Kumar s/o Muthu here"
+    _rx(rf"^\s*({_NAME}(?:\s+(?:{_CONNECTOR}|(?-i:[A-Z]\.?)))?(?:\s+{_NAME}){{0,2}})\s+here\b"),
 ]
 # a name said as whose parent the speaker is ("I'm 小美 mum", "Divya அம்மா"): the child's, not the parent's
-PARENT_OF = r"(?:'s)?\s+(?:mum|mom|mother|dad|father|parent)\b"
+# (`parent_words` in english.json: "Jayden mummy", "Kavin appa", "Adam papa": Singapore, Malay and Tamil ways too)
+PARENT_WORDS = frozenset(ENGLISH["parent_words"])
+_PARENT_WORD = _alternation(ENGLISH["parent_words"])
+PARENT_OF = rf"(?:'s)?\s+{_PARENT_WORD}\b"
 # a reason given by the way ("petang sbb pagi sy kerja": afternoon, as I work mornings): says no one's name
 BECAUSE_CLAUSE = _rx(r"\b(?:because|coz|cos|cuz|bc|since)\b[^.?!,;\n]*")
 # the speaker naming themself; without it, a bare "name is Aisha" names whoever was just asked about
@@ -341,7 +350,11 @@ MAYBE_CHILD = [
 CHILD_NAME_BEFORE = [
     _rx(rf"\b({_NAMES})\s*\(\s*\d{{1,2}}\s*\)"),
     _rx(rf"\b({_NAMES}),?\s+who(?:'s| is)\s+\d"),
-    _rx(rf"\b({_NAMES})(?:'s\s+|(?<!'s)\s+)(?:mum|mom|mother|dad|father|parent)\b"),  # "Divya அம்மா", "小美妈妈" too
+    _rx(rf"\b({_NAMES})(?:'s\s+|(?<!'s)\s+){_PARENT_WORD}\b"),  # "Divya அம்மா", "小美妈妈", "Jayden mummy" too
+    # the parent word first, as Malay puts it ("saya mak Aisyah", "ibu kepada Aisyah": glossed "i am mum of Aisyah")
+    # ("Mama Tan", capitalised, is a name)
+    _rx(rf"\b(?:{_SPEAKER}|this|here is|it's)\s+(?-i:{_PARENT_WORD})\s+(?:of\s+|to\s+)?((?-i:{_WRITTEN_NAME}))"
+        r"\s*(?:[,.!?]|$)"),
     # the name, then the word for a child, as Tamil, Malay and Chinese put it: "Divya என் மகள்" (Divya my daughter),
     # "Aisyah anak sy", "林欣怡是我女儿", "Ali is my son" (a name written as one: "Sorry my son..." is no name)
     re.compile(rf"{_UNTITLED}({_WRITTEN_NAME})\s+(?:(?i:is|was|this|that|tu|ni)\s+){{0,2}}(?i:my|our)\s+{_CHILD_WORD}"
@@ -368,8 +381,9 @@ GROUP_SIZES: dict[str, int] = ENGLISH["group_sizes"]  # a group word and how man
 GROUP = _rx(r"\b(" + "|".join(GROUP_SIZES) + r")\b")
 # "my two boys" (words are digits by now); "2 anak" (Malay has no plural: "2 child")
 CHILD_COUNT = _rx(rf"\b([2-9])\s+(?:(?:little|young|small)\s+)?(?:{_KIDS}|child|kid)\b")
+# ("my child Ali and Abu": Malay "anak", Tamil "பிள்ளை" have no plural, so a word for a child before a list of names)
 CHILDREN_CUE = _rx(rf"\b(?:{_KIDS}|[2-9]\s+(?:child|kid)|both|brother|sister|siblings?|for|named|called|names are"
-                   r"|they(?:'re| are))\b")
+                   rf"|they(?:'re| are)|(?:child|kid)(?=\s+(?-i:{_CAP})\s*,?\s+(?:{_AND})\s+(?-i:{_CAP})))\b")
 # the one child of several who comes: "only Noah would be starting", "just the little one", "Hana just (je)",
 # "Divya க்கு only (தான்)" (a Tamil case ending may sit between the name and the word); "Ava just turned 6" is no such
 _YOUNGER = r"younger|youngest|small|smaller|little|baby"
@@ -426,11 +440,17 @@ LEADING_NAME = re.compile(r"[,(!?;:]|(?<!\b[A-Z])(?<!\b[Mm]r)(?<!\b[Mm]rs)(?<!\b
 # "Jon 91234567", "S. Muthukumar, 8456 7890", "Jon Tan, phone 9123 4567", "Priya, hp: 9123 4567", "陈太太，电话 ...":
 # the name, then maybe a label;
 # three or four words only when each is capitalised ("Mei Ling Ong, 8123 4567"; not "i want to book 9123...")
-_PHONE_LABEL = (r"(?:(?:my\s+|the\s+)?(?:phone|mobile|hp|h/p|handphone|tel|cell|contact|whatsapp|wa)"
-                r"(?:\s+(?:number|no\.?|num))?|(?:my\s+)?(?:number|no\.?))(?:\s+is)?")
+# (`phone_labels` in english.json, in the four languages: "mob", "hp", "no.", "nombor telefon saya", "电话号码", "எண்")
+PHONE_LABELS = frozenset(ENGLISH["phone_labels"])
+
+
+_LABEL_WORD = _alternation(ENGLISH["phone_labels"]) + r"\.?"
+_LABEL_OWNER = _alternation(ENGLISH["phone_label_owners"])
+_PHONE_LABEL = (rf"(?:{_LABEL_OWNER}\s*)?{_LABEL_WORD}(?:\s*{_LABEL_WORD}){{0,2}}(?:\s*{_LABEL_OWNER})?"
+                rf"(?:\s*{_alternation(ENGLISH['phone_label_verbs'])})?")
 # ("Mohd Faizal bin Ahmad, 9333 4455": a patronymic joins two names of any length)
 NAME_BEFORE_PHONE = _rx(rf"(?:^|[,.;:!?]\s*)((?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME}){{0,2}}\s+{_CONNECTOR}\s+{_NAME}"
-                        rf"(?:\s+{_NAME}){{0,2}}|(?-i:[A-Z]\.\s*)?{_NAME}(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
+                        rf"(?:\s+{_NAME}){{0,2}}|(?-i:[A-Z]\.\s*)?{_NAME}(?:\s+(?-i:[A-Z]\.))?(?:\s+{_NAME})?|(?-i:{_CAP}(?:\s+{_CAP}){{2,3}}))"
                         rf"[\s,:(-]*(?:{_PHONE_LABEL})?[\s,:.(-]*$")
 NOT_TIME = r"(?!\s*(?:am|pm|:|/|\.\d|\d|st|nd|rd|th)\b)"
 AGE = [
@@ -490,7 +510,9 @@ def _endings(lists: list[dict]) -> re.Pattern:
 
 
 _LISTS = _word_lists()
-NOT_A_NAME = _NOT_A_NAME | _lexicon_words(_LISTS)
+# a phone's label and its owner word ("mob is 9123 4567", "en number ..."), a word for a parent ("mummy"): no name
+NOT_A_NAME = (_NOT_A_NAME | _lexicon_words(_LISTS) | PHONE_LABELS | frozenset(ENGLISH["phone_label_owners"])
+              | PARENT_WORDS)
 NOT_NAME_ENDING = _endings(_LISTS)
 # the first character of a Chinese name: a common surname, or a nickname's prefix (小明, 阿强, 老王); a word in a
 # question that starts otherwise ("可以带孩子一起参观吗": 一起, together) is no name
@@ -499,3 +521,20 @@ HAN_NAME_START = frozenset("".join(data.get("name_starts", "") for data in _LIST
 HAN_TITLES = tuple(title for data in _LISTS for title in data.get("name_titles", []))
 # nor does a Chinese name start with a particle or a pronoun ("的那个": the one; "就这个": this one)
 HAN_NOT_NAME_START = frozenset("".join(data.get("not_name_starts", "") for data in _LISTS))
+# surnames said first ("Tan Wei Ling"): in a name that starts with one, which word is the given name is unclear
+SURNAMES_FIRST = frozenset(ENGLISH["surnames_first"])
+
+
+def address(name: str) -> str:
+    """How to greet a parent of this name: the first word when it is the given name ("Sarah" of "Sarah Tan"); the
+    whole name when the first word may be the surname ("Tan Wei Ling", "陈美玲", "R. Priya"); '' for a surname alone
+    ("Tan")."""
+    words = name.split()
+    if not words:
+        return ""
+    first = words[0].lower()
+    if len(words) == 1:
+        return "" if first in SURNAMES_FIRST else name
+    if first in SURNAMES_FIRST or HAN_WORD.match(first) or re.fullmatch(r"[a-z]\.?", first):
+        return name
+    return words[0]

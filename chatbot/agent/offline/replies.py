@@ -24,9 +24,9 @@ from django.utils.translation import gettext as _
 
 from bookings.callbacks import OUTSIDE_CALLING_HOURS
 from bookings.intake import read_window
-from bookings.models import split_names
+from bookings.models import said_names, split_names
 from chatbot.agent.dialogue import Declared
-from chatbot.agent.offline.lexicon import ENGLISH
+from chatbot.agent.offline.lexicon import ENGLISH, address
 from chatbot.agent.offline.when import PARTS_OF_DAY
 from chatbot.dates import human_date, human_slot
 from chatbot.faq import asked_nothing
@@ -114,10 +114,7 @@ def _either(items: list[str]) -> str:
 
 def _listed(items: list[str]) -> str:
     """'a, b and c' in the active language."""
-    if len(items) == 1:
-        return str(items[0])
-    return pgettext("a list", "%(items)s and %(last)s") % {
-        "items": pgettext("a list separator", ", ").join(str(i) for i in items[:-1]), "last": items[-1]}
+    return said_names([str(i) for i in items])
 
 
 def _part(part: str) -> str:
@@ -858,9 +855,8 @@ def _moved_because(result: dict, today: dt.date) -> str:
 
 def callback_done(result: dict, today: dt.date) -> str:
     details = result.get("details") or {}
-    who = str(details.get("parent_name") or "").split()
     values = {
-        "name": who[0] if who else "",
+        "name": address(str(details.get("parent_name") or "")),
         "when": _call_window(details, today),
         "topic": details.get("topic"),
         "phone": human_phone(str(details["parent_phone"])) if details.get("parent_phone") else "",
@@ -1028,7 +1024,7 @@ def noted_details(new: dict, children: list | None = None) -> str:
         noted.append(_("the age (%(age)s)") % {"age": new["child_age"]})
     noted += [human_phone(str(new["parent_phone"]))] if new.get("parent_phone") else []
     noted += [str(new["parent_email"])] if new.get("parent_email") else []
-    first = str(new.get("parent_name") or "").split(" ")[0]
+    first = address(str(new.get("parent_name") or ""))
     if not noted:
         return _("Thanks, %(name)s.") % {"name": first} if first else ""
     values = {"name": first, "details": _listed(noted)}

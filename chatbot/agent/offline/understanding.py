@@ -240,6 +240,7 @@ def _clean_name(raw: str, whole: bool = True) -> str:
     wants to come")."""
     words: list[str] = []
     said = [w.strip("-") for w in raw.split() if w.strip("-")]  # "Divya-னு": not the hyphen before a particle
+    whole = whole or _patronymic_name(said)
     for index, word in enumerate(said):
         if not words and word.lower() in lx.TITLES:  # "Mrs Tan": the name, not the title
             continue
@@ -263,6 +264,13 @@ def _clean_name(raw: str, whole: bool = True) -> str:
     if not (name.islower() or name.isupper()):
         return name
     return " ".join(w.lower() if w.lower() in lx.NAME_CONNECTORS else w.title() for w in words)  # "binti" stays
+
+
+def _patronymic_name(said: list[str]) -> bool:
+    """Whether the words open with a name joined by "bin"/"binti"/"s/o" to a name ("nur aisyah binti ahmad", typed in
+    lower case): one whole name, also when said by the way."""
+    joint = next((i for i, w in enumerate(said[:MAX_NAME_PARTS + 1]) if w.lower() in lx.PATRONYMICS), 0)
+    return 0 < joint < len(said) - 1 and all(_name_word(w) for w in said[:joint]) and _name_word(said[joint + 1])
 
 
 def _inner_part(said: list[str], index: int, after_name: bool) -> bool:
@@ -586,8 +594,9 @@ def read_message(text: str, hints: Hints) -> Reading:
     if phones:
         reading.facts["parent_phone"] = phones[-1][0]
         signed = lx.NAME_BEFORE_PHONE.search(bare[: phones[-1][1][0]])  # "Jon 91234567"
-        if signed and _clean_name(signed.group(1)):
-            reading.facts["parent_name"] = _clean_name(signed.group(1))
+        name = _clean_name(signed.group(1)) if signed else ""
+        if name and not re.match(rf"{re.escape(name)}{lx.PARENT_OF}", signed.group(1), re.IGNORECASE):
+            reading.facts["parent_name"] = name  # not "Kavin amma, 9123 4567": Kavin's mother
 
     for sentence in _sentences(text):
         _classify(sentence, reading, hints)
@@ -830,7 +839,12 @@ def _family(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         children, reading.child_count = keep_only(children, reading.only), 1
         reading.facts.update({f"child_{k}": v for k, v in children[0].items()})
     several = len(children) >= 2 or reading.child_count >= 2 or (adds and children)
-    if several or hints.asked_ages_of or "family_again" in hints.asked:
+    asked_one = [str(hints.known.get("child_name") or "").lower()] == [n.lower() for n in hints.asked_ages_of]
+    if (asked_one and not several and not hints.known.get("children") and len(children) == 1
+            and str(children[0].get("name") or hints.asked_ages_of[0]).lower() == hints.asked_ages_of[0].lower()):
+        reading.facts.update({f"child_{k}": v for k, v in children[0].items()})  # "Jayden is 5" to "How old is
+        # Jayden?" of a one-child booking: that child's age, as the tools' child_age
+    elif several or hints.asked_ages_of or "family_again" in hints.asked:
         reading.children = children
         reading.adds_child = adds and bool(children)
         if children or reading.child_count >= 2:

@@ -272,6 +272,7 @@ ANY_OPTION = _rx(
 # The time of the tour being moved, kept on the new day ("thurs same time instead", "friday, same slot")
 SAME_TIME = _rx(r"\b(?:the\s+)?same\s+(?:time|slot|hour)\b")
 BARE_NUMBER = _rx(r"^\s*(\d{1,2})\s*[.)!]?\s*(?:please|pls)?\s*$")
+CLAUSE_BREAK = re.compile(r"[.,;!?\n]|\s[-–—]\s")  # where one clause of a message ends
 HOUR_ONLY = _rx(r"^\D*?\b(\d{1,2})\b(?!\s*(?:years?|yrs?|y/?o|yo|kids?|children|people|:))\D*$")
 
 # --- names and ages ------------------------------------------------------------------------------------------------

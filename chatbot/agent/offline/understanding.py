@@ -40,6 +40,8 @@ ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")
 SIMILAR_NAME = 0.6  # "Jon" for "John" (0.86) is a correction; "Ana" for "John" (0.29) is not
 MAX_AGE = 18
 MAX_ANSWER_WORDS = 6
+MAX_HOUR_ANSWER_WORDS = 5  # "ok 11 then can": a bare hour answering the slots shown
+CONTACT_FIELDS = frozenset({"parent_name", "parent_phone", "parent_email"})
 MAX_NAME_PARTS = 4  # a romanised Chinese name can have four ("Raymond Lim Boon Hock")
 LEADING_NAME_ENDS = frozenset({"and", "&", "-", "–", "—", "here"})  # what may follow a name that opens a message
 
@@ -886,8 +888,8 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.extreme = "either" if any_one.group("two") else "any"
     hour = lx.HOUR_ONLY.match(bare)
     age = hour and reading.facts.get("child_age") == int(hour.group(1))  # "son Arjun 6": his age, not 6 o'clock
-    if (hour and not age and reading.choice is None and hints.options and len(text.split()) <= 5
-            and 0 < int(hour.group(1)) < 24):
+    if (hour and not age and reading.choice is None and hints.options and 0 < int(hour.group(1)) < 24
+            and (len(text.split()) <= MAX_HOUR_ANSWER_WORDS or _hour_beside_details(bare, hour.start(1), reading))):
         reading.hour = int(hour.group(1))
     if "callback" in reading.intents or hints.asked & {"call_time", "callback"}:  # (a new time for a call back too)
         call_time = lx.CALL_TIME.search(text)
@@ -900,6 +902,17 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     topic = lx.TOPIC.search(text)
     if topic:
         reading.topic = lx.TOPIC_TAIL.sub("", topic.group(1).strip())
+
+
+def _hour_beside_details(bare: str, at: int, reading: Reading) -> bool:
+    """A bare hour in a short clause of its own, the rest of the message giving the parent's details: "11 works.
+    I'm Jon Tan, mobile 91234567", "yang 11 la, nama saya ..." answer the slots shown and give the details."""
+    if not reading.facts.keys() & CONTACT_FIELDS:
+        return False
+    before = [m.end() for m in lx.CLAUSE_BREAK.finditer(bare, 0, at)]
+    after = lx.CLAUSE_BREAK.search(bare, at)
+    clause = bare[before[-1] if before else 0 : after.start() if after else len(bare)]
+    return len(clause.split()) <= MAX_HOUR_ANSWER_WORDS
 
 
 def _corrected(reading: Reading) -> set[str]:

@@ -4,8 +4,14 @@ a remark about the reply language, "not too early", goodbyes, call-back windows 
 import datetime as dt
 
 import pytest
+from django.test import override_settings
 
+from chatbot.language import detect
+from chatbot.language_request import asked_language
+from crm.models import Contact
+from tests.chatbot.test_language import _say
 from tests.chatbot.test_offline_policy import Concierge, FakeSchool, offered, slot
+from tests.factories import ContactFactory
 
 MONDAY = dt.date(2026, 11, 23)
 LISTED = [slot(MONDAY, "09:00"), slot(MONDAY, "11:00"), slot(MONDAY, "14:00")]
@@ -31,3 +37,53 @@ async def test_a_choice_with_the_details_takes_both(language, answer, name):
     assert booked[-1].get("preferred_time") == "11:00", (language, reply.calls)
     assert booked[-1].get("parent_name") == name and booked[-1].get("parent_phone") == "+6591234567", language
     assert "check_availability" not in reply.names, language
+
+
+@pytest.fixture
+def offline():
+    with override_settings(LLM_MODEL="offline/policy", CHAT_BURST_WINDOW_SECONDS=0):
+        yield
+
+
+LANGUAGE_REQUESTS = [
+    ("english pls", "zh-hans", "en"), ("can speak english?", "ms", "en"), ("reply in English instead", "ta", "en"),
+    ("bahasa melayu boleh?", "en", "ms"), ("boleh cakap bahasa inggeris?", "ms", "en"), ("in malay pls", "en", "ms"),
+    ("中文可以吗", "en", "zh-hans"), ("可以说中文吗", "en", "zh-hans"), ("请用英文", "zh-hans", "en"),
+    ("தமிழில் பேசலாமா?", "en", "ta"), ("tamil la pesalama?", "en", "ta"),
+]
+
+
+@pytest.mark.parametrize(("text", "before", "asked"), LANGUAGE_REQUESTS)
+def test_a_request_for_a_language_is_that_language(text, before, asked):
+    assert detect(text, before) == asked
+
+
+@pytest.mark.parametrize("text", ["do you teach english?", "有英文课吗", "is english the main language there?",
+                                  "ada kelas bahasa melayu?"])
+def test_a_question_about_a_language_is_no_request(text):
+    assert asked_language(text) == ""
+
+
+@pytest.mark.parametrize(("text", "_", "__"), LANGUAGE_REQUESTS)
+async def test_a_request_for_a_language_repeats_the_question_asked_and_is_no_faq(text, _, __):
+    school = FakeSchool()
+    concierge = Concierge(school)
+    await concierge.say("I want a tour for my son Leo")
+    reply = await concierge.say(text)
+    assert "get_faq_answer" not in reply.names, reply.calls
+    assert "How old is Leo" in reply.text and "not sure" not in reply.text, reply.text
+
+
+async def test_a_request_for_a_language_with_nothing_asked_says_what_the_concierge_does():
+    reply = await Concierge().say("english pls")
+    assert reply.calls == [] and "book a campus tour" in reply.text, reply.text
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_request_for_english_switches_the_reply_language(school, offline):
+    contact = ContactFactory(school=school, phone="", email="", name="")
+    first = _say(school, contact, "我想带儿子Leo来参观学校")
+    assert first.language == "zh-hans"
+    reply = _say(school, contact, "english pls")
+    assert reply.language == "en" and "Leo" in reply.text and "old" in reply.text, reply.text
+    assert Contact.objects.get(pk=contact.pk).language == "en"

@@ -308,7 +308,7 @@ def compose(turn: "Turn") -> str:
         parts.append(replies.what_to_change())
     elif "no" in reading.intents:
         parts.append(replies.no_problem())
-    elif "help" in reading.intents and not parts:
+    elif reading.intents & {"help", "language"} and not parts:  # "english pls" with nothing asked: what we do
         parts.append(replies.help_text())
     elif "yes" in reading.intents and not parts and "thanks" not in reading.intents:  # "ok thanks": thanked below
         parts.append(replies.anything_else())

@@ -21,6 +21,7 @@ import phonenumbers
 from chatbot.agent.offline import lexicon as lx
 from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.when import When, find_when, spans
+from chatbot.language_request import asked_language
 from crm.identity import InvalidContactDetail, normalise_phone
 
 WHEN_FIELDS = ("preferred_date", "preferred_time")
@@ -545,6 +546,8 @@ def _reason(sentence: str) -> str:
 
 def read_message(text: str, hints: Hints) -> Reading:
     """Read one parent message."""
+    if asked_language(text):  # "english pls": the turn already answers in it; the question asked stays pending
+        return Reading(intents={"language"})
     glossed = gloss(text)
     text = re.sub(r"\b([ap])\.m\.?", r"\1m", glossed.text.replace("\u2019", "'"), flags=re.IGNORECASE)
     text = lx.CONTRACTION.sub(lambda m: _same_case(m.group(0), lx.CONTRACTIONS[m.group(0).lower()]), text)

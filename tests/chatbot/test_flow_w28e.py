@@ -87,3 +87,26 @@ def test_a_request_for_english_switches_the_reply_language(school, offline):
     reply = _say(school, contact, "english pls")
     assert reply.language == "en" and "Leo" in reply.text and "old" in reply.text, reply.text
     assert Contact.objects.get(pk=contact.pk).language == "en"
+
+
+@pytest.mark.parametrize(("language", "text"), [
+    ("en", "monday, not too early"), ("sg", "monday can, not so early pls"), ("ms", "isnin, jangan terlalu awal"),
+    ("zh", "星期一，不要太早"), ("ta", "திங்கள், ரொம்ப சீக்கிரம் வேண்டாம்"), ("ta_latn", "monday romba seekiram vendam"),
+])
+async def test_not_too_early_leaves_out_the_first_tours_of_the_day(language, text):
+    school = FakeSchool()
+    school.collected = {"child_name": "Leo", "child_age": 4}
+    reply = await Concierge(school).say(text)
+    asked = reply.called("check_availability")
+    assert asked and asked[-1].get("date_range_start") == "2026-11-23", (language, reply.calls)
+    assert "09:00" not in reply.text and "11:00" in reply.text, (language, reply.text)
+
+
+async def test_not_too_early_said_after_the_slots_narrows_them():
+    school = FakeSchool()
+    school.collected = {"child_name": "Leo", "child_age": 4}
+    concierge = Concierge(school)
+    await concierge.say("what do you have on monday?")
+    offered(school, LISTED)
+    reply = await concierge.say("not so early pls")
+    assert "09:00" not in reply.text and "11:00" in reply.text, reply.text

@@ -129,6 +129,7 @@ WINDOW = re.compile(
     rf"|\b(?:before|until|till|not\s+later\s+than)\s+(?:at\s+)?(?P<before>{_CLOCK}){_CLOCK_END})",
     re.IGNORECASE,
 )
+NOT_EARLY_FROM = "10am"  # "not too early": from late morning on, past the day's first tours
 LUNCH = {"start": "13:00", "end": "12:00"}  # "after lunch" starts at 13:00; "before lunch" ends at 12:00
 LUNCH_TIME = ("12:00", "14:00")  # "at lunch time", "waktu lunch", "午饭时间", "மதிய உணவு நேரம்": a part of the day
 RANGE_JOIN = re.compile(r"\s*(?:and|to|till|until|through|-|–)\s*", re.IGNORECASE)
@@ -265,6 +266,10 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(r"\b(1[0-2]|0?[1-9])\s(15|30|45)\s?([ap]m)\b", re.IGNORECASE), _spaced_time),  # "4 30pm"
     (re.compile(r"(?<=\bat\s)([01]\d|2[0-3])([0-5]\d)\b(?!\s*(?:hrs|am|pm))", re.IGNORECASE), r"\1:\2"),  # "at 1400"
     (re.compile(r"\b(?:2mor+o+w*|2morrow|tmrw?|tmw|tomoz)\b", re.IGNORECASE), "tomorrow"),
+    # "not too early", "nothing so early pls" (glossed "jangan terlalu awal", "不要太早"): not the first tours of the
+    # day, a window from late morning on (NOT_EARLY_FROM)
+    (re.compile(r"\b(?:not|nothing|no)\s+(?:(?:too|so|very|that|super|really|overly)\s+)*early\b"
+                r"(?:\s+(?:ones?|slots?|times?|timings?))?", re.IGNORECASE), f"after {NOT_EARLY_FROM}"),
     (re.compile(r"\b(?:a|one|1)\s+week\s+(?:today|from\s+(?:today|now))\b", re.IGNORECASE), "in 1 week"),
     (re.compile(r"\b(two|three|four|2|3|4)\s+weeks\s+(?:today|from\s+(?:today|now))\b", re.IGNORECASE),
      lambda m: f"in {HOUR_WORDS.get(m.group(1).lower(), m.group(1))} weeks"),

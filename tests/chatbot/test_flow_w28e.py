@@ -110,3 +110,24 @@ async def test_not_too_early_said_after_the_slots_narrows_them():
     offered(school, LISTED)
     reply = await concierge.say("not so early pls")
     assert "09:00" not in reply.text and "11:00" in reply.text, reply.text
+
+
+@pytest.mark.parametrize(("language", "goodbye"), [
+    ("en", "ok thanks, bye"), ("sg", "ok can, will come back later"), ("en", "ok let me think about it first"),
+    ("ms", "ok terima kasih, bye"), ("ms", "ok nanti saya fikir dulu"), ("zh", "好的谢谢，再见"),
+    ("zh", "好的，我再考虑一下"), ("ta", "சரி நன்றி, bye"),
+])
+async def test_a_goodbye_gets_no_question_glued_on(language, goodbye):
+    concierge = Concierge(FakeSchool())
+    await concierge.say("I want a tour for my son Leo")
+    reply = await concierge.say(goodbye)
+    assert reply.calls == [] and "?" not in reply.text and "Goodbye" in reply.text, (language, reply.text)
+
+
+async def test_just_browsing_is_answered_and_nothing_is_asked_after_it():
+    concierge = Concierge(FakeSchool())
+    await concierge.say("I want a tour")
+    browsing = await concierge.say("just browsing for now")
+    assert "name" not in browsing.text and "didn't quite catch" not in browsing.text, browsing.text
+    fees = await concierge.say("ok what are the fees?")
+    assert fees.called("get_faq_answer") and "name" not in fees.text, fees.text

@@ -448,6 +448,8 @@ def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
     if lx.OFFTOPIC.search(sentence) and not school:
         reading.intents.add("offtopic")
         return
+    if "bye" in found and not school:  # "ok can, will come back later": a goodbye, asking nothing
+        return
     topic = any(m.group(0).lower() not in lx.NO_TOPIC for m in lx.SCHOOL_WORDS.finditer(plain))
     short_ask = topic and not lx.ABOUT_US.search(plain) and (lx.INFO_ASK.search(sentence) or (
         lx.TOPIC_ASK.search(sentence) and len(sentence.split()) <= lx.SHORT_ASK_WORDS))  # "fees pls"

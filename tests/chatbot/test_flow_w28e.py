@@ -4,11 +4,13 @@ a remark about the reply language, "not too early", goodbyes, call-back windows 
 import datetime as dt
 
 import pytest
+import time_machine
 from django.test import override_settings
 
 from chatbot.language import detect
 from chatbot.language_request import asked_language
 from crm.models import Contact
+from tests.chatbot.test_callback_conversation import Parent, coming
 from tests.chatbot.test_language import _say
 from tests.chatbot.test_offline_policy import Concierge, FakeSchool, offered, slot
 from tests.factories import ContactFactory
@@ -131,3 +133,30 @@ async def test_just_browsing_is_answered_and_nothing_is_asked_after_it():
     assert "name" not in browsing.text and "didn't quite catch" not in browsing.text, browsing.text
     fees = await concierge.say("ok what are the fees?")
     assert fees.called("get_faq_answer") and "name" not in fees.text, fees.text
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(("text", "window"), [
+    ("Can someone call me on {day} from half 2 onwards, til 4? I'm Ana Lim, 91234567", (14, 30, 16, 0)),
+    ("pls call me {day} morning after 10. Ana Lim 91234567", (10, 0, 12, 0)),
+    ("boleh call saya {day} pagi lepas 10? Saya Ana Lim, 91234567", (10, 0, 12, 0)),
+    ("call me {day} afternoon after 3, Ana Lim 91234567", (15, 0, 18, 0)),
+    ("call me {day} from 3 onwards, Ana Lim 91234567", (15, 0, 18, 0)),
+])
+def test_a_call_back_window_is_stored_and_read_back_as_said(school, offline, text, window):
+    friday = coming(school, 4)
+    monday = friday + dt.timedelta(days=3)
+    with time_machine.travel(dt.datetime.combine(friday, dt.time(11), school.tz), tick=True):
+        parent = Parent(school)
+        reply = parent.say(text.format(day="Monday"))
+    callback = parent.callbacks().get()
+    start, end = dt.time(window[0], window[1]), dt.time(window[2], window[3])
+    assert (callback.due_date, callback.window_start, callback.window_end) == (monday, start, end), reply
+    assert f"{start:%H:%M}" in reply and f"{end:%H:%M}" in reply, reply
+
+
+@pytest.mark.parametrize("text", ["can someone call me from half 2 onwards, til 4", "call me tmr 3 onwards pls"])
+async def test_onwards_is_part_of_the_window_not_a_name(text):
+    reply = await Concierge(FakeSchool()).say(text)
+    named = [args.get("parent_name") for name, args in reply.calls if args.get("parent_name")]
+    assert not named and "Onwards" not in reply.text, reply.calls

@@ -900,13 +900,28 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         call_time = lx.CALL_TIME.search(text)
         if call_time and lx.ANY_TIME.fullmatch(call_time.group(0)) and (reading.when.part_of_day or reading.when.time):
             call_time = None  # "anytime tomorrow morning": the morning
-        if call_time and reading.when.has_date:  # "tomorrow after 5": the day and the window, not "evening"
+        window = _window_said(reading.when)
+        if window:  # "from half 2 onwards, til 4", "Mon morning after 10": the window as read, in full
+            reading.call_time = window
+        elif call_time and reading.when.has_date:  # "tomorrow after 5": the day and the window, not "evening"
             reading.call_time = f"{reading.when.date_phrase} {call_time.group(0)}".strip()
         else:
             reading.call_time = call_time.group(0) if call_time else reading.when.phrase
     topic = lx.TOPIC.search(text)
     if topic:
         reading.topic = lx.TOPIC_TAIL.sub("", topic.group(1).strip())
+
+
+def _window_said(when: When) -> str:
+    """A window of the day as it was read ("Mon between 10:00 and 12:00", "after 17:00"), with its day as said;
+    '' when the message says no window."""
+    if when.time or not (when.after or when.before):
+        return ""
+    if when.after and when.before:
+        window = f"between {when.after} and {when.before}"
+    else:
+        window = f"after {when.after}" if when.after else f"before {when.before}"
+    return f"{when.date_phrase} {window}".strip()
 
 
 def _hour_beside_details(bare: str, at: int, reading: Reading) -> bool:

@@ -913,15 +913,11 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
 
 
 def _window_said(when: When) -> str:
-    """A window of the day as it was read ("Mon between 10:00 and 12:00", "after 17:00"), with its day as said;
-    '' when the message says no window."""
-    if when.time or not (when.after or when.before):
+    """A window of the day with both ends as it was read ("Mon between 10:00 and 12:00"), with its day as said;
+    '' otherwise (one end alone is passed in the parent's words: "after 4pm ok, before 6" says both in two)."""
+    if when.time or not (when.after and when.before):
         return ""
-    if when.after and when.before:
-        window = f"between {when.after} and {when.before}"
-    else:
-        window = f"after {when.after}" if when.after else f"before {when.before}"
-    return f"{when.date_phrase} {window}".strip()
+    return f"{when.date_phrase} between {when.after} and {when.before}".strip()
 
 
 def _hour_beside_details(bare: str, at: int, reading: Reading) -> bool:

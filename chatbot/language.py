@@ -4,6 +4,8 @@ Four languages, each a Django language code: English ("en"), Simplified Chinese
 ("zh-hans"), Malay ("ms") and Tamil ("ta"). English is the school's fallback.
 
 How a message's language is decided, in order:
+0. A request for the replies in a language ("english pls", "bahasa melayu boleh?", "中文可以吗") is that language
+   (`language_request.py`), whatever it is written in.
 1. Script: any Han character is Chinese, any Tamil letter is Tamil ("can book tour 星期四?" is Chinese).
 2. Code-mixed Latin text: words of the marker lists (`language_markers.json`, data: common words written in
    lower case, and day and month names in any case) of Malay ("can book tour hari Khamis?") and of Tamil written
@@ -31,6 +33,7 @@ from django.views.i18n import JavaScriptCatalog
 from lingua import Language, LanguageDetector, LanguageDetectorBuilder
 
 from bookings.models import School
+from chatbot.language_request import asked_language
 from crm.models import Contact
 
 ENGLISH, CHINESE, MALAY, TAMIL = "en", "zh-hans", "ms", "ta"
@@ -99,6 +102,9 @@ def _sentence_words(text: str) -> list[str]:
 @lru_cache(maxsize=256)  # a message is detected where its contact is made and again where it is stored
 def detect(text: str, previous: str = "") -> str:
     """The language of one message (a code of CODES), or `previous` when the message does not tell."""
+    asked = asked_language(text)  # "english pls", "中文可以吗": the language asked for, whatever it is written in
+    if asked:
+        return asked
     if HAN.search(text):
         return CHINESE
     if TAMIL_SCRIPT.search(text):

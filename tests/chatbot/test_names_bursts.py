@@ -81,7 +81,7 @@ def test_a_malay_choice_phrase_is_no_name(asked):
 def test_a_call_back_about_the_waiting_list_is_a_call_back_with_its_window():
     reading = read_message("pls call me tmr between 3 n 5? re the waitlist for year 3", hints())
     assert "callback" in reading.intents and "waitlist" not in reading.intents
-    assert "between 3 n 5" in reading.call_time
+    assert reading.call_time == "tmr between 15:00 and 17:00"  # the window as read, its day as said
 
 
 def test_joining_the_waitlist_is_still_joining_it():

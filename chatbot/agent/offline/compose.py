@@ -307,11 +307,11 @@ def compose(turn: "Turn") -> str:
         parts.append(main)
     elif "no" in reading.intents and "read_back" in turn.asked:
         parts.append(replies.what_to_change())
-    elif "no" in reading.intents:
+    elif reading.intents & {"no", "browsing"}:  # "just browsing": nothing more is asked
         parts.append(replies.no_problem())
-    elif "help" in reading.intents and not parts:
+    elif reading.intents & {"help", "language"} and not parts:  # "english pls" with nothing asked: what we do
         parts.append(replies.help_text())
-    elif "yes" in reading.intents and not parts and "thanks" not in reading.intents:  # "ok thanks": thanked below
+    elif "yes" in reading.intents and not parts and not reading.intents & {"thanks", "bye"}:  # "ok thanks": below
         parts.append(replies.anything_else())
     elif reading.facts.keys() & {"parent_name", "parent_phone"} and not parts:
         parts.append(replies.noted(name))

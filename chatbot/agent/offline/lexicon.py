@@ -31,7 +31,11 @@ GREETING = _rx(
 THANKS = _rx(r"\b(?:thanks|thank you|thank u|thx|ty|cheers|much appreciated|appreciate it)\b")
 BYE = _rx(
     r"\b(?:bye|goodbye|good bye|see you|see ya|ttyl|that'?s all|that is all|nothing else"
-    r"|have a (?:good|nice|great) day)\b"
+    r"|have a (?:good|nice|great) day"
+    # leaving for now: "will come back later", "let me think about it", "maybe next time"
+    r"|(?:i'?ll|i will|will|let me|lemme) (?:come back|check back|get back to you|think about it|think it over"
+    r"|revert)(?: (?:later|again|another time|next time))?|maybe (?:later|next time|another time)"
+    r"|(?:talk|chat|speak) (?:to you )?later|catch you later)\b"
 )
 _TOUR = (
     r"(?:a |the |another |one more |)(?:campus |school )?"
@@ -277,6 +281,7 @@ ANY_OPTION = _rx(
 # The time of the tour being moved, kept on the new day ("thurs same time instead", "friday, same slot")
 SAME_TIME = _rx(r"\b(?:the\s+)?same\s+(?:time|slot|hour)\b")
 BARE_NUMBER = _rx(r"^\s*(\d{1,2})\s*[.)!]?\s*(?:please|pls)?\s*$")
+CLAUSE_BREAK = re.compile(r"[.,;!?\n]|\s[-–—]\s")  # where one clause of a message ends
 HOUR_ONLY = _rx(r"^\D*?\b(\d{1,2})\b(?!\s*(?:years?|yrs?|y/?o|yo|kids?|children|people|:))\D*$")
 
 # --- names and ages ------------------------------------------------------------------------------------------------

@@ -492,7 +492,8 @@ class Turn:
         if pending and "child_is" in self.asked and intents & {"yes", "no"}:  # "Is Mira your daughter?" "no"
             return pending
         closing = intents & {"thanks", "bye", "greet", "offtopic", "no"}
-        if pending and not reading.questions and ("yes" in intents or not closing):  # "yes, thank you" goes on
+        # "yes, thank you" goes on; "ok thanks, bye" leaves: the question asked is not asked again
+        if pending and not reading.questions and (("yes" in intents and "bye" not in intents) or not closing):
             return pending
         if reading.questions:
             return pending or "faq"

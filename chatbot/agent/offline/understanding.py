@@ -21,6 +21,7 @@ import phonenumbers
 from chatbot.agent.offline import lexicon as lx
 from chatbot.agent.offline.gloss import gloss
 from chatbot.agent.offline.when import When, find_when, spans
+from chatbot.language_request import asked_language
 from crm.identity import InvalidContactDetail, normalise_phone
 
 WHEN_FIELDS = ("preferred_date", "preferred_time")
@@ -40,6 +41,8 @@ ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")
 SIMILAR_NAME = 0.6  # "Jon" for "John" (0.86) is a correction; "Ana" for "John" (0.29) is not
 MAX_AGE = 18
 MAX_ANSWER_WORDS = 6
+MAX_HOUR_ANSWER_WORDS = 5  # "ok 11 then can": a bare hour answering the slots shown
+CONTACT_FIELDS = frozenset({"parent_name", "parent_phone", "parent_email"})
 MAX_NAME_PARTS = 4  # a romanised Chinese name can have four ("Raymond Lim Boon Hock")
 LEADING_NAME_ENDS = frozenset({"and", "&", "-", "–", "—", "here"})  # what may follow a name that opens a message
 
@@ -471,6 +474,8 @@ def _classify(sentence: str, reading: Reading, hints: Hints) -> None:
     if lx.OFFTOPIC.search(sentence) and not school:
         reading.intents.add("offtopic")
         return
+    if "bye" in found and not school:  # "ok can, will come back later": a goodbye, asking nothing
+        return
     topic = any(m.group(0).lower() not in lx.NO_TOPIC for m in lx.SCHOOL_WORDS.finditer(plain))
     short_ask = topic and not lx.ABOUT_US.search(plain) and (lx.INFO_ASK.search(sentence) or (
         lx.TOPIC_ASK.search(sentence) and len(sentence.split()) <= lx.SHORT_ASK_WORDS))  # "fees pls"
@@ -569,6 +574,8 @@ def _reason(sentence: str) -> str:
 
 def read_message(text: str, hints: Hints) -> Reading:
     """Read one parent message."""
+    if asked_language(text):  # "english pls": the turn already answers in it; the question asked stays pending
+        return Reading(intents={"language"})
     glossed = gloss(text)
     text = re.sub(r"\b([ap])\.m\.?", r"\1m", glossed.text.replace("\u2019", "'"), flags=re.IGNORECASE)
     text = lx.CONTRACTION.sub(lambda m: _same_case(m.group(0), lx.CONTRACTIONS[m.group(0).lower()]), text)
@@ -918,20 +925,42 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.extreme = "either" if any_one.group("two") else "any"
     hour = lx.HOUR_ONLY.match(bare)
     age = hour and reading.facts.get("child_age") == int(hour.group(1))  # "son Arjun 6": his age, not 6 o'clock
-    if (hour and not age and reading.choice is None and hints.options and len(text.split()) <= 5
-            and 0 < int(hour.group(1)) < 24):
+    if (hour and not age and reading.choice is None and hints.options and 0 < int(hour.group(1)) < 24
+            and (len(text.split()) <= MAX_HOUR_ANSWER_WORDS or _hour_beside_details(bare, hour.start(1), reading))):
         reading.hour = int(hour.group(1))
     if "callback" in reading.intents or hints.asked & {"call_time", "callback"}:  # (a new time for a call back too)
         call_time = lx.CALL_TIME.search(text)
         if call_time and lx.ANY_TIME.fullmatch(call_time.group(0)) and (reading.when.part_of_day or reading.when.time):
             call_time = None  # "anytime tomorrow morning": the morning
-        if call_time and reading.when.has_date:  # "tomorrow after 5": the day and the window, not "evening"
+        window = _window_said(reading.when)
+        if window:  # "from half 2 onwards, til 4", "Mon morning after 10": the window as read, in full
+            reading.call_time = window
+        elif call_time and reading.when.has_date:  # "tomorrow after 5": the day and the window, not "evening"
             reading.call_time = f"{reading.when.date_phrase} {call_time.group(0)}".strip()
         else:
             reading.call_time = call_time.group(0) if call_time else reading.when.phrase
     topic = lx.TOPIC.search(text)
     if topic:
         reading.topic = lx.TOPIC_TAIL.sub("", topic.group(1).strip())
+
+
+def _window_said(when: When) -> str:
+    """A window of the day with both ends as it was read ("Mon between 10:00 and 12:00"), with its day as said;
+    '' otherwise (one end alone is passed in the parent's words: "after 4pm ok, before 6" says both in two)."""
+    if when.time or not (when.after and when.before):
+        return ""
+    return f"{when.date_phrase} between {when.after} and {when.before}".strip()
+
+
+def _hour_beside_details(bare: str, at: int, reading: Reading) -> bool:
+    """A bare hour in a short clause of its own, the rest of the message giving the parent's details: "11 works.
+    I'm Jon Tan, mobile 91234567", "yang 11 la, nama saya ..." answer the slots shown and give the details."""
+    if not reading.facts.keys() & CONTACT_FIELDS:
+        return False
+    before = [m.end() for m in lx.CLAUSE_BREAK.finditer(bare, 0, at)]
+    after = lx.CLAUSE_BREAK.search(bare, at)
+    clause = bare[before[-1] if before else 0 : after.start() if after else len(bare)]
+    return len(clause.split()) <= MAX_HOUR_ANSWER_WORDS
 
 
 def _corrected(reading: Reading) -> set[str]:

@@ -129,6 +129,8 @@ WINDOW = re.compile(
     rf"|\b(?:before|until|till|not\s+later\s+than)\s+(?:at\s+)?(?P<before>{_CLOCK}){_CLOCK_END})",
     re.IGNORECASE,
 )
+NOT_EARLY_FROM = "10am"  # "not too early": from late morning on, past the day's first tours
+PART_ENDS = {"morning": "12:00"}  # where a window said within a part of the day ends ("afternoon after 3": open)
 LUNCH = {"start": "13:00", "end": "12:00"}  # "after lunch" starts at 13:00; "before lunch" ends at 12:00
 LUNCH_TIME = ("12:00", "14:00")  # "at lunch time", "waktu lunch", "午饭时间", "மதிய உணவு நேரம்": a part of the day
 RANGE_JOIN = re.compile(r"\s*(?:and|to|till|until|through|-|–)\s*", re.IGNORECASE)
@@ -239,6 +241,7 @@ def _spaced_time(match: re.Match) -> str:
     return f"{match.group(1)}:{match.group(2)}{match.group(3)}"
 
 
+_ONWARD_CLOCK = r"\d{1,2}(?::\d{2})?(?:\s*[ap]m)?"
 _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(r"\b[a-z]{3,10}\b", re.IGNORECASE), _spelling),
     (re.compile(rf"\b(?:{'|'.join(HOLIDAYS)})\b", re.IGNORECASE),
@@ -265,6 +268,10 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(r"\b(1[0-2]|0?[1-9])\s(15|30|45)\s?([ap]m)\b", re.IGNORECASE), _spaced_time),  # "4 30pm"
     (re.compile(r"(?<=\bat\s)([01]\d|2[0-3])([0-5]\d)\b(?!\s*(?:hrs|am|pm))", re.IGNORECASE), r"\1:\2"),  # "at 1400"
     (re.compile(r"\b(?:2mor+o+w*|2morrow|tmrw?|tmw|tomoz)\b", re.IGNORECASE), "tomorrow"),
+    # "not too early", "nothing so early pls" (glossed "jangan terlalu awal", "不要太早"): not the first tours of the
+    # day, a window from late morning on (NOT_EARLY_FROM)
+    (re.compile(r"\b(?:not|nothing|no)\s+(?:(?:too|so|very|that|super|really|overly)\s+)*early\b"
+                r"(?:\s+(?:ones?|slots?|times?|timings?))?", re.IGNORECASE), f"after {NOT_EARLY_FROM}"),
     (re.compile(r"\b(?:a|one|1)\s+week\s+(?:today|from\s+(?:today|now))\b", re.IGNORECASE), "in 1 week"),
     (re.compile(r"\b(two|three|four|2|3|4)\s+weeks\s+(?:today|from\s+(?:today|now))\b", re.IGNORECASE),
      lambda m: f"in {HOUR_WORDS.get(m.group(1).lower(), m.group(1))} weeks"),
@@ -284,6 +291,10 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(rf"\bhalf\s+({_HOUR})\b(?![:.]\d)(?!\s+{_COUNTED})", re.IGNORECASE), r"\1:30"),  # British "half 3"
     # "3 ish" is a time, "at 3" ("half 3 ish" is "3:30 ish" by now, a time as it is)
     (re.compile(r"(?<![:.\d])(?<!\baround\s)(?<!\babout\s)(?<!\bat\s)\b(\d{1,2}) ish\b", re.IGNORECASE), r"at \1"),
+    # "from half 2 onwards, til 4" ("half 2" is "2:30" by now): a window from one to the other; "3 onwards": from 3
+    (re.compile(rf"(?:\bfrom\s+)?\b({_ONWARD_CLOCK})\s+onwards?\s*,?\s*(?:and\s+)?(?:til|till|until|to|up\s+to)\s+"
+                rf"({_ONWARD_CLOCK})(?![\d:])", re.IGNORECASE), r"from \1 to \2"),
+    (re.compile(rf"(?:\bfrom\s+)?\b({_ONWARD_CLOCK})\s+onwards?\b", re.IGNORECASE), r"from \1"),
 ]
 
 
@@ -707,6 +718,9 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
             when = replace(when, after=LUNCH_TIME[0], before=LUNCH_TIME[1], time_phrase=said(*parts[-1].span()))
         part = "afternoon" if part in ("after school", "lunchtime", "lunch time", "arvo") else part
         when = replace(when, part_of_day="evening" if part.endswith("night") else part)
+        end = PART_ENDS.get(when.part_of_day or "")
+        if when.after and not when.before and end and when.after < end:  # "Mon morning after 10": 10:00-12:00
+            when = replace(when, before=end)
     if when.time and when.part_of_day:  # "4 in the evening" is 16:00, which the timetable calls afternoon
         when = replace(when, part_of_day=part_of_day(when.time))
     elif when.after or when.before:  # "下午5点以后" (afternoon, after 5): after 17:00, the timetable's evening

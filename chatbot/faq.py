@@ -217,7 +217,7 @@ _GENERIC_WORDS_TEXT = """
     two type typical typically understand until usual usually various via wat wats watt way well whatever
     whether while whole wish within without wonder wondered wonderful wondering worry would yeah yep yet
     yall ya ye yer ur ppl gonna wanna gotta kinda lemme dunno hv hav thx tq tks question questions qn qns
-    query enquiry
+    query enquiry somewhere someplace sometime
 """
 GENERIC_WORDS = frozenset(_GENERIC_WORDS_TEXT.split())
 EVERYDAY_TOKENS = frozenset({"child"})  # "my son", "the kids": who, not what about

@@ -374,3 +374,20 @@ async def test_the_childs_age_after_a_parent_said_as_whose_parent_reaches_the_bo
     booked = await concierge.say("next thursday 9am", "Sarah Lim, 91234567")
     assert {k: booked.called("book_tour")[-1][k] for k in ("parent_name", "child_name", "child_age")} == {
         "parent_name": "Sarah Lim", "child_name": "Jayden", "child_age": 5}
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Lovely\nCharlotte Ashby Reid\n*Ashby-Reid sorry, autocorrect keeps splitting it", "Charlotte Ashby-Reid"),
+    ("Jon Tann\n*Tan", "Jon Tan"),
+    ("great\nPriya Raman", "Priya Raman"),
+])
+def test_a_starred_line_respells_the_line_before(text, name):
+    """Chat's "*word" corrects a word of the line before ("Ashby Reid" -> "Ashby-Reid"); an acknowledgement then a
+    name on a line of its own is the name asked for."""
+    assert read(text, "parent_name").facts["parent_name"] == name
+
+
+@pytest.mark.parametrize("text", ["*Ashby-Reid", "Rebecca O'Connor\nta", "cheers\nok"])
+def test_a_correction_mark_or_a_thanks_is_no_name(text):
+    name = read(text, "parent_name").facts.get("parent_name", "")
+    assert not name.startswith("*") and name.lower() not in ("ta", "cheers", "ok")

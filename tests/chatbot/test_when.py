@@ -373,6 +373,8 @@ def test_rough_times(language, text, time):
     ("en", "wednesday in two weeks", "2026-12-02"),
     ("sg", "next next tues", "2026-12-01"),
     ("en", "Thursday the week after next", "2026-12-03"),
+    ("en", "the Thursday after next", "2026-12-03"),  # not next Thursday: the one after it
+    ("sg", "tues after next can?", "2026-12-01"),
     ("ms", "minggu depan hari rabu", "2026-11-25"),
     ("zh", "下星期三", "2026-11-25"),
 ])

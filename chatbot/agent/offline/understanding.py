@@ -38,6 +38,7 @@ ACTION_VERBS = {
 }
 DEFAULT_REGION = "SG"
 ZONE_TAB = Path("/usr/share/zoneinfo/zone.tab")
+SIMILAR_SPELLING = 0.75  # "*Ashby" respells "Ashbey" (0.91), not "Charlotte"
 SIMILAR_NAME = 0.6  # "Jon" for "John" (0.86) is a correction; "Ana" for "John" (0.29) is not
 MAX_AGE = 18
 MAX_ANSWER_WORDS = 6
@@ -232,6 +233,7 @@ def _name_word(word: str) -> bool:
                                               or word[0] in lx.HAN_NOT_NAME_START)  # "的那个": a particle first
     return not (lowered in lx.NOT_A_NAME or verb or phrase or any(c.isdigit() for c in word)
                 or not any(c.isalpha() for c in word)  # "-", "&": no letters, no name
+                or not (word[0].isalpha() or word[0] in "'’")  # "*Ashby-Reid": a correction mark, not a name
                 or any(check(lowered) for check in known) or spans(word))
 
 
@@ -572,11 +574,49 @@ def _reason(sentence: str) -> str:
     return rest if sep and len(rest) >= 3 and not lx.NO_REASON.fullmatch(rest) else ""
 
 
+STARRED = re.compile(r"^\s*\*\s*([^\W\d_][\w'’-]*)")  # "*Ashby-Reid": the word the line before should have had
+
+
+def _starred(text: str) -> str:
+    """A line starting with "*" corrects a word of the line before it, as chat does ("Charlotte Ashby Reid", then
+    "*Ashby-Reid sorry, autocorrect"): the word takes its place and the correcting line is dropped. A line whose
+    word matches nothing before it is kept as it is."""
+    kept: list[str] = []
+    for line in text.split("\n"):
+        star = STARRED.match(line)
+        fixed = _respelt(kept[-1], star.group(1)) if star and kept else None
+        if fixed is None:
+            kept.append(line)
+        else:
+            kept[-1] = fixed
+    return "\n".join(kept)
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalpha())
+
+
+def _respelt(line: str, word: str) -> str | None:
+    """`line` with the words `word` respells put right: the same letters split or joined otherwise ("Ashby Reid"
+    for "Ashby-Reid"), else the one word most like it ("Ashbey" for "Ashby"); None when no word is like it."""
+    tokens = list(re.finditer(r"[\w'’-]+", line))
+    for size in (3, 2, 1):
+        for first in range(len(tokens) - size + 1):
+            start, end = tokens[first].start(), tokens[first + size - 1].end()
+            if _letters(line[start:end]) == _letters(word):
+                return line[:start] + word + line[end:]
+    likeness = {t: SequenceMatcher(None, t.group(0).lower(), word.lower()).ratio() for t in tokens}
+    best = max(likeness, key=likeness.get, default=None)
+    if best is None or likeness[best] < SIMILAR_SPELLING:
+        return None
+    return line[:best.start()] + word + line[best.end():]
+
+
 def read_message(text: str, hints: Hints) -> Reading:
     """Read one parent message."""
     if asked_language(text):  # "english pls": the turn already answers in it; the question asked stays pending
         return Reading(intents={"language"})
-    glossed = gloss(text)
+    glossed = gloss(_starred(text))
     text = re.sub(r"\b([ap])\.m\.?", r"\1m", glossed.text.replace("\u2019", "'"), flags=re.IGNORECASE)
     text = lx.CONTRACTION.sub(lambda m: _same_case(m.group(0), lx.CONTRACTIONS[m.group(0).lower()]), text)
     reading = Reading()
@@ -742,13 +782,14 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
 
 
 def _signed_name(bare: str) -> str:
-    """A name that ends a line after a comma, every word of it capitalised as typed (or a Chinese name: "yes book it,
-    Jenna Morales", "ok boleh, Siti Aminah", "好的，陈美玲"): the parent signing with the name just asked for."""
-    for line in bare.splitlines():
+    """A name that ends a line after a comma or after a line before it, every word of it capitalised as typed (or a
+    Chinese name: "yes book it, Jenna Morales", "ok boleh, Siti Aminah", "好的，陈美玲", "Lovely" then "Charlotte
+    Ashby-Reid"): the parent signing with the name just asked for."""
+    for index, line in enumerate(bare.splitlines()):
         *before, part = re.split(r"[,;]", line)
         words = part.split()
         written = all(w[:1].isupper() or (lx.HAN_WORD.fullmatch(w) and _could_be_han_name(w)) for w in words)
-        if before and words and "?" not in part and written and _only_name(part):
+        if (before or index) and words and "?" not in part and written and _only_name(part):
             name = _clean_name(part)
             if len(name.split()) == len(words):
                 return name

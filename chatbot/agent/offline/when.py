@@ -247,6 +247,8 @@ _SPOKEN: list[tuple[re.Pattern, str | Callable[[re.Match], str]]] = [
     (re.compile(rf"\b(?:{'|'.join(HOLIDAYS)})\b", re.IGNORECASE),
      lambda m: next(day for pattern, day in HOLIDAYS.items() if re.fullmatch(pattern, m.group(0), re.IGNORECASE))),
     (re.compile(r"\bthis\s+(morning|afternoon|evening)\b", re.IGNORECASE), r"today \1"),
+    # "the Thursday after next": not next Thursday but the one after it, the Thursday of the week after next
+    (re.compile(rf"\b(?:the\s+)?({_WEEKDAY})\s+after\s+next\b", re.IGNORECASE), r"\1 the week after next"),
     (re.compile(r"(?<=\d)\s*-?\s*ish\b", re.IGNORECASE), " ish"),  # "3ish", "3-ish" -> "3 ish"
     (re.compile(r"(?<!\bfrom\s)(?<!\bbetween\s)\b(\d{1,2}(?::\d{2})?\s*(?:[ap]m)?)\s*[-–]\s*(\d{1,2}(?::\d{2})?\s*[ap]m)\b",
                 re.IGNORECASE), r"between \1 and \2"),  # "2-4pm": a window

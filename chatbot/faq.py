@@ -243,6 +243,7 @@ PHRASES = [
     (r"\bhow much\b\s*(?=(?:is|are|r|does|do|will|would|for|per|to)\b|[?.!]|$)", " cost "),
     (r"\bhow much\b", " "),  # "how much homework": a quantity, not a price
     (r"\bhow long\b", " duration "),
+    (r"\b(?:(?:in )?one[ -]?shot|lump[ -]?sum|in full)\b", " pay "),  # Singapore "pay one shot": all at once
     (r"\bschool (?:hours|day|timings?|times?)\b", " schoolday "),
     (r"\b(?:half|full)[ -]?days?\b", " schoolday "),  # "is there a half day option?": the school's hours
     (r"\b\d+ ?(?:years?|yrs?|months?) old\b", " age "),

@@ -146,6 +146,7 @@ def test_a_manner_word_no_entry_uses_does_not_hide_the_topic(demo_schools, quest
     ("yall got bus?", "bus"),
     ("wanna know if ppl can bring the kids on the tour", "tour_child"),
     ("is there somewhere to park on site?", "tour_parking"),
+    ("got instalment or must pay one shot", "payment_plans"),
 ])
 def test_chat_speak_no_entry_uses_does_not_hide_the_topic(demo_schools, question, topic):
     """"yall", "ppl", "wanna": who asks and how, typed as parents type; the topic still decides."""

@@ -88,6 +88,8 @@ def test_a_child_and_age(text, child, age):
     ("明天 11am can?", THU, "11:00"),
     ("Monday காலை 9 மணிக்கு ok?", MON, "09:00"),
     ("3/12 (Thursday) at 2pm", dt.date(2026, 12, 3), "14:00"),  # the weekday only agrees with the date
+    ("vyazhan kizhamai 4 mani irukka?", THU, "16:00"),  # Tanglish weekdays
+    ("velli kizhamai kaalai 9 mani", FRI, "09:00"),
 ])
 def test_a_day_and_time(text, day, time):
     when = read(text).when
@@ -154,6 +156,8 @@ def test_a_question_goes_to_the_faq_in_the_parents_own_words(text):
     "几岁可以入学",
     "mesti pakai uniform ke",  # Malay asks by its last word
     "tadika ada bas ke",
+    "wah ok. got instalment or must pay one shot",  # Singapore English asks by "got ... or ..."
+    "canteen got halal food anot",  # "anot": or not
 ])
 def test_a_question_without_a_question_mark_still_goes_to_the_faq(text):
     assert read(text).questions
@@ -378,3 +382,9 @@ def test_a_tamil_day_of_the_month_is_a_date_not_a_yes():
 def test_a_time_corrected_later_in_the_burst_keeps_the_day_said_before(burst):
     when = understand(burst, HINTS).when
     assert (when.date, when.time) == (dt.date(2026, 12, 3), "11:00")
+
+
+@pytest.mark.parametrize("text", ["晚一点的那个吧", "早一点的那个", "晚一点可以吗"])
+def test_a_bit_later_is_no_one_oclock(text):
+    """"晚一点" is "a bit later": the 一 after a comparative is "a bit", not the hour one."""
+    assert read(text).when.time is None

@@ -391,3 +391,12 @@ def test_a_starred_line_respells_the_line_before(text, name):
 def test_a_correction_mark_or_a_thanks_is_no_name(text):
     name = read(text, "parent_name").facts.get("parent_name", "")
     assert not name.startswith("*") and name.lower() not in ("ta", "cheers", "ok")
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("can get someone call me explain? mon morning, before 12", ""),
+    ("call me tmrw after 5", ""),
+    ("just call me Jo", "Jo"),
+])
+def test_call_me_names_the_parent_only_as_a_name_is_written(text, name):
+    assert read(text).facts.get("parent_name", "") == name

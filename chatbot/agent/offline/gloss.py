@@ -147,7 +147,9 @@ def _lexicons() -> _Lexicons:
     number_words.sort(key=lambda w: -len(w[0]))
     numbers = re.compile("|".join(f"(?:{_variant_pattern(w, script)})" for w, script in number_words), re.IGNORECASE)
     # ("同一时间": 时间 is the word "time", not a clock's hour)
-    numeral = re.compile(rf"[{''.join(numerals)}]{{1,3}}(?=\s*[{counters}])(?!\s*[时時][间間])") if (
+    # ("晚一点": a bit later, not one o'clock: a numeral right after a comparative is "a bit")
+    numeral = re.compile(rf"(?<![晚早快慢多少好近远遠])[{''.join(numerals)}]{{1,3}}(?=\s*[{counters}])"
+                         r"(?!\s*[时時][间間])") if (
         numerals and counters) else None
     week_words.sort(key=len, reverse=True)
     week = re.compile(rf"({'|'.join(map(re.escape, week_words))})(?=[一二三四五六日天1-6])") if week_words else None

@@ -168,7 +168,7 @@ QUESTION_START = _rx(
     r"|any|is there|are there)\b"
 )
 # a question said by its ending, as Singapore and Malaysian parents ask: "after school care got or not", "can or not"
-QUESTION_END = _rx(r"\b(?:or not|or no)\W*$")
+QUESTION_END = _rx(r"\b(?:or not|or no|anot|or nt)\W*$|^\W*got\b[^.?!]*\bor\b")  # "got instalment or must pay one shot"
 # A question word inside a sentence about the school, as Chinese, Malay and Tamil put it (read in English:
 # "校服要在哪里买" -> "uniform want to where buy"), or a Tamil verb with the question ending -ஆ ("தருவீங்களா").
 QUESTION_INSIDE = _rx(
@@ -311,13 +311,15 @@ _WRITTEN_NAME = (rf"(?:[A-Z][a-z'-]+(?:\s+(?:(?i:{_CONNECTOR})\s+)?[A-Z][a-z'-]+
 _TITLE = "(?i:" + "|".join(map(re.escape, ENGLISH["titles"])) + ")"
 _UNTITLED = ("(?<![\\w'])" + "".join(rf"(?<!\b(?i:{re.escape(title)}) )" for title in ENGLISH["titles"])
              + rf"(?!{_TITLE}\s)")
-_SPEAKER = r"i am|i'm|im|this is|call me"  # the parent speaking of themself
+_SPEAKER = r"i am|i'm|im|this is"  # the parent speaking of themself
 # "my child's name is ...", "daughter name is ..." (Tamil "மகள் பேரு"), "he name ..." (Malay "dia nama"): not the
 # parent's
 _OTHERS = "".join(rf"(?<!\b{word} )" for word in (
     "'s", "his", "her", "their", "he", "she", "son", "daughter", "boy", "girl", "child", "kid", "toddler", "one"))
 PARENT_NAME = [
     _rx(rf"\b(?:{_SPEAKER}|my name is|my name's)\s+({_NAMES})"),
+    # "call me Jo" names the parent only as a name is written: "call me explain", "call me tmr" ask for a call
+    _rx(r"\bcall me\s+((?-i:[A-Z][a-z'-]+)(?:\s+(?-i:[A-Z][a-z'-]+)){0,3})"),
     _rx(rf"{_OTHERS}\b(?:name is|name's)\s+({_NAMES})"),
     _rx(rf"{_OTHERS}\bname:?\s+({_NAMES})"),
     # "James R. Whitfield here", "Kumar s/o Muthu here"

@@ -243,6 +243,21 @@ def test_rescheduling_needs_the_parents_yes(ctx, next_weekday, school, contact):
     assert (booking.local_start.date(), booking.local_start.time()) == (thursday, dt.time(14))
 
 
+def test_a_move_to_the_tours_own_slot_changes_nothing_and_says_so(ctx, next_weekday, school, contact):
+    """"is that still on?", "see you wed" read as a move to the same slot: no read-back of a move from 09:00 to
+    09:00, nothing to confirm, nothing moved."""
+    booking = _earlier_booking(school, contact, next_weekday(school, 1))
+    same = {"booking_id": booking.reference, "action": "reschedule",
+            "new_date": booking.local_start.date().isoformat(), "new_time": "9am"}
+    result = call(ctx, "manage_tour_booking", **same)
+    assert result["status"] == "no_change" and "nothing was changed" in result["message"]
+    assert result["confirmation_details"]["time"] == "09:00"
+    parent_says(ctx, "ok")
+    assert call(ctx, "manage_tour_booking", **same, confirmed=True)["status"] == "no_change"
+    booking.refresh_from_db()
+    assert not booking.moves.exists()
+
+
 def test_availability_keeps_the_part_of_day_asked_for_earlier(ctx, next_weekday, school):
     tuesday = next_weekday(school, 1)
     assert call(ctx, "check_availability", preferred_times=["afternoon"])["status"] == "success"

@@ -151,6 +151,8 @@ def _manage_result(turn: "Turn", action: str) -> str:
             tour = next((t for t in turn.conv.upcoming_tours if t["booking_id"] == ref), None)
             return replies.cancelled(result, tour, turn.today, offer_new=not turn.then)
         return replies.rescheduled(result, turn.today)
+    if status == "no_change":  # "move it to Wednesday 2pm" when it is on Wednesday at 2pm
+        return replies.already_then(result, turn.today)
     if status == "missing_fields" and "booking_id" in (result.get("missing") or []):
         tours = [t for t in result.get("your_bookings") or [] if isinstance(t, dict) and t.get("booking_id")]
         return replies.which_tour(tours, action, turn.today) if tours else replies.no_bookings()

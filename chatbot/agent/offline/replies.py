@@ -753,6 +753,12 @@ def rescheduled(result: dict, today: dt.date) -> str:
                  % {"reference": result.get("booking_id")}])
 
 
+def already_then(result: dict, today: dt.date) -> str:
+    """A move to the slot the tour already has: nothing changed, and it says so."""
+    return _("Your tour %(reference)s is already on %(when)s, so there is nothing to change.") % {
+        "reference": result.get("booking_id"), "when": _details_slot(result, today)}
+
+
 def cancelled(result: dict, tour: dict | None, today: dt.date, offer_new: bool = True) -> str:
     """The cancellation, with the tour's reference."""
     values = {"reference": result.get("booking_id")}

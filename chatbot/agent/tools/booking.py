@@ -286,6 +286,10 @@ def _reschedule(ctx: ToolContext, booking, new_date: str | None, new_time: str |
         return {"status": "missing_fields", "missing": ["new_time"], "options": _slot_dicts(options),
                 "message": "Please choose an exact tour start time."}
     start_time = start_time.replace(second=0, microsecond=0)
+    if (day, start_time) == (local.date(), local.time().replace(second=0, microsecond=0)):
+        return {"status": "no_change", "booking_id": booking.reference,
+                "message": f"Tour {booking.reference} is already on {describe_date(day)} at {start_time:%H:%M}; "
+                           "nothing was changed.", "confirmation_details": _confirmation(booking)}
     _check_open(ctx, day, start_time)
     action = f"reschedule {booking.reference} to {day.isoformat()} {start_time:%H:%M}"
     if _awaiting_yes(ctx, action, confirmed):

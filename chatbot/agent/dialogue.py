@@ -46,6 +46,10 @@ ASKS = frozenset({
     "seat_offer",  # yes or no to a seat held from the waitlist (chatbot.outreach)
     "move_or_another",  # the child has a tour coming up: move it, or book another as well? (book_tour)
 })
+# What a conversation is told once, not in every reply that could say it
+TOLD = frozenset({
+    "answer_language",  # "(We have this answer in English only.)": the FAQ's answers lack the parent's language
+})
 TASKS = frozenset({"book", "reschedule", "cancel", "callback", "waitlist"})
 DONE_BY_TOOL = {"book_tour": "booked", "request_callback": "callback_requested", "join_waitlist": "waitlisted"}
 MAX_SINCE_DONE = 50
@@ -90,6 +94,7 @@ class DialogueState:
     awaiting: list[dict] = field(default_factory=list)  # {"tool", **the confirm result but its message}
     answered: list[list[str]] = field(default_factory=list)  # per parent message: the asks (and task) it answered
     subject: str = ""  # the tour reference a move or cancellation in progress is about
+    told: list[str] = field(default_factory=list)  # notes said once a conversation (TOLD)
 
     def as_dict(self) -> dict:
         return {**asdict(self), "options": [asdict(o) for o in self.options]}
@@ -108,7 +113,7 @@ class DialogueState:
                    [str(n) for n in data.get("ages_of") or []], options, done, int(since_done or 0),
                    [a for a in data.get("awaiting") or [] if isinstance(a, dict)],
                    [[str(a) for a in asks] for asks in data.get("answered") or [] if isinstance(asks, list)],
-                   str(data.get("subject") or ""))
+                   str(data.get("subject") or ""), [t for t in data.get("told") or [] if t in TOLD])
 
     def as_prompt_dict(self) -> dict:
         """For ACTIVE_TASK.dialogue: only what says something; options as "2. Wed 2026-11-25 09:00"."""
@@ -116,7 +121,7 @@ class DialogueState:
                  "options": [o.as_fact() for o in self.options],
                  "done": [" ".join(filter(None, (d.get("action"), d.get("reference")))) for d in self.done],
                  "awaiting": self.awaiting,
-                 "answered": self.answered if any(self.answered) else []}
+                 "answered": self.answered if any(self.answered) else [], "told": self.told}
         if self.since_done:
             facts["parent_messages_since_done"] = self.since_done
         return {k: v for k, v in facts.items() if v}
@@ -140,6 +145,7 @@ class Declared:
     ages_of: list[str] = field(default_factory=list)
     options: list[dict] = field(default_factory=list)  # {"date", "time", "booking_id"?, "label"?}, as listed
     subject: str = ""  # the parent's tour the reply is about
+    told: list[str] = field(default_factory=list)  # notes said (TOLD)
 
 
 def _done_action(name: str, result: dict) -> str:
@@ -242,4 +248,4 @@ def after_reply(previous: DialogueState, declared: Declared | None, observations
                                managed[-1] if managed else previous.subject)
     return DialogueState([a for a in dict.fromkeys(asked) if a in ASKS], about if about in TASKS else "",
                          list(ages_of), options, done, since, _awaiting(previous.awaiting, observations, still_awaited),
-                         answered, subject)
+                         answered, subject, list(dict.fromkeys([*previous.told, *(declared.told if declared else [])])))

@@ -467,3 +467,15 @@ def test_a_range_no_tour_starts_inside_means_the_tour_at_its_end(text, time, win
 def test_a_day_of_the_month_with_its_weekday_is_that_day(text):
     when = find_when(gloss(text).text, TODAY, NOW)
     assert when.date == dt.date(2026, 12, 4)
+
+
+@pytest.mark.parametrize("text, date, time", [
+    ("tues 11", "2026-11-24", "11:00"),  # no Tuesday the 11th for months: 11 is the hour
+    ("can we do Weds, 4 pls", "2026-11-25", "16:00"),
+    ("fri 3 or mon 10", "2026-11-23", "10:00"),
+    ("Thursday 3", "2026-12-03", None),  # 3 December is a Thursday, two weeks on: the date
+    ("Tuesday 1", "2026-12-01", None),
+    ("tuesday 8 dec", "2026-12-08", None),
+])
+def test_a_number_after_a_weekday_is_its_day_only_when_that_day_falls_on_it_soon(text, date, time):
+    assert read(text, ("09:00", "11:00", "14:00", "16:00")) == (date, time)

@@ -303,7 +303,8 @@ def compose(turn: "Turn") -> str:
     refused = {r.get("field") for r in conv.results("book_tour") if r.get("status") == "error"}
     parts += [replies.corrected(r, today) for r in conv.results("update_context") if r.get("field") not in refused]
     offer_callback = turn.flow in ("faq", "chat")
-    parts += replies.faq_replies(conv.results("get_faq_answer"), offer_callback)
+    parts += replies.faq_replies(conv.results("get_faq_answer"), offer_callback,
+                                   "answer_language" in turn.state.told)
     main = _main(turn)
     if main:
         parts.append(main)

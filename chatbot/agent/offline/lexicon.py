@@ -30,7 +30,7 @@ GREETING = _rx(
 )
 THANKS = _rx(r"\b(?:thanks|thank you|thank u|thx|ty|cheers|much appreciated|appreciate it)\b")
 BYE = _rx(
-    r"\b(?:bye|goodbye|good bye|see you|see ya|ttyl|that'?s all|that is all|nothing else"
+    r"\b(?:bye|goodbye|good bye|see you|see ya|see u|c u|cya|ttyl|that'?s all|that is all|nothing else"
     r"|have a (?:good|nice|great) day"
     # leaving for now: "will come back later", "let me think about it", "maybe next time"
     r"|(?:i'?ll|i will|will|let me|lemme) (?:come back|check back|get back to you|think about it|think it over"
@@ -103,6 +103,12 @@ MY_TOUR = _rx(
     r"\b(?:when|what time|what day|which day|what date)\b[^?.!]*\bmy (?:tour|booking|visit|appointment)"
     r"|\bdo (?:i|we) (?:still )?have (?:a|any) (?:tour|booking)|\b(?:my|our) (?:tour|booking) details"
     r"|\bremind me\b[^?.!]*\b(?:tour|booking)|\b(?:check|see|show)\b[^?.!]*\bmy (?:tour|booking)"
+    # "is that still on??", "are we still booked", "still on for wed?", "did my booking go through"
+    r"|\b(?:is|are|r) (?:it|that|this|we|u|you|my (?:tour|booking|visit)|the (?:tour|booking|visit)|our "
+    r"(?:tour|booking|visit))\s+still\s+(?:on|ok|okay|booked|confirmed|happening|going ahead|good)\b"
+    r"|^\W*(?:(?:so|and|ok|okay)\s+)?(?:we(?:'re| are)\s+)?still\s+on\b"
+    r"|\b(?:did|has|have) (?:it|that|my (?:tour|booking)|the (?:tour|booking)) (?:go|gone|went) through"
+    r"|\bis (?:my|the|our) (?:tour|booking|visit) (?:confirmed|booked)"
 )
 YES = _rx(  # also what the tools take as a yes to a read-back (chatbot.agent.confirmation)
     r"^\W*(?:(?:oh+|ah+|wow)\b[\s,.!]*)?(?:y|yes+|yeah|yea|yep|yup|ya|yah|sure|ok|okay|k|alright|all right|correct"
@@ -175,7 +181,8 @@ QUESTION_INSIDE = _rx(
     r"\b(?:what|wat|where|which|how|is there|are there)\b|[\u0b95-\u0bb9]\u0bbe\W*$"
 )
 INFO_REQUEST = _rx(
-    r"\b(?:tell me about|info(?:rmation)? (?:on|about)|i'?d like to know|want to know|wondering|curious)\b"
+    r"\b(?:tell me about|info(?:rmation)? (?:on|about)|i'?d like to know|want to know|wondering|curious"
+    r"|(?:want|wanna|would like|like) to ask|(?:can|may|could) i ask|let me ask)\b"  # Malay "nak tanya ..."
 )
 # About the school, a request for information said as a statement ("pls send me the fee schedule", "need to know
 # the uniform policy"), or a topic in a few words, as busy parents ask mid-booking ("fees pls", "btw lunch")

@@ -470,6 +470,8 @@ class Turn:
                 return self._moving_intake(intent)
         if "my_tour" in intents:
             return "my_tour"
+        if self.names_upcoming_tour:  # "ok see you wed" after Wednesday's tour was booked: that tour, not a new one
+            return "my_tour" if reading.questions else "chat"
         if "yes" in intents and "offer_callback" in self.asked:
             return "callback"
         if "yes" in intents and "confirm_cancel" in self.asked:
@@ -498,6 +500,24 @@ class Turn:
         if reading.questions:
             return pending or "faq"
         return "chat"
+
+    @cached_property
+    def names_upcoming_tour(self) -> bool:
+        """Whether the message only mentions the day (and time) of a tour already booked, to say goodbye, thank or
+        ask about it ("ok see you wed", "still on for 9am Wednesday?"): nothing in it asks for a change."""
+        reading, when = self.reading, self.reading.when
+        if when.date is None or reading.facts or reading.choice is not None:
+            return False
+        if reading.intents - {"yes", "thanks", "bye", "greet"}:
+            return False
+        if not (reading.intents & {"thanks", "bye"} or reading.questions):
+            return False
+
+        def same_day(tour: dict) -> bool:
+            day = dt.date.fromisoformat(str(tour.get("date")))
+            return day == when.date or (when.kind == "weekday" and day.weekday() == when.date.weekday())
+
+        return any(same_day(tour) and when.fits_time(str(tour.get("time"))) for tour in self.conv.upcoming_tours)
 
     @cached_property
     def upcoming_choice(self) -> str:
@@ -952,12 +972,15 @@ class Turn:
         with translation.override(self.conv.language), replies.recording() as declared:
             asked = self.conv.last_result("book_tour") or {}
             if asked.get("status") == "has_upcoming_tour":  # nothing booked: move that tour, or book another?
-                answers = replies.faq_replies(self.conv.results("get_faq_answer"), False)
+                answers = replies.faq_replies(self.conv.results("get_faq_answer"), False,
+                                                     "answer_language" in self.state.told)
                 text = replies.join([*answers, replies.move_or_another(asked, self.today)])
             else:
                 text = compose(self)
             answered = any(r.get("status") == "success" for r in self.conv.results("get_faq_answer"))
             again = text == self.previous or self._said_twice(text)
+            if again and self.flow == "my_tour" and self.conv.upcoming_tours:  # "are we still booked" once more
+                text, again = replies.join([replies.nothing_changed(), text]), False
             if self._missed_again(declared) or (again and not answered):  # a question asked again is answered
                 text = self._not_again(declared, text)  # again
             return Decision(text=text, declared=declared)

@@ -76,6 +76,13 @@ def _ask(*asks: str, ages_of: list[str] | None = None) -> None:
         declared.ages_of.extend(ages_of or [])
 
 
+def _tell(note: str) -> None:
+    """A note a conversation hears once (dialogue.TOLD), said in this reply."""
+    declared = _declared.get()
+    if declared is not None and note not in declared.told:
+        declared.told.append(note)
+
+
 def _offer(items: list[dict]) -> None:
     """The slots (or tours: with "booking_id") a reply lists, in the order listed."""
     declared = _declared.get()
@@ -237,7 +244,10 @@ LANGUAGE_NAMES = {"en": gettext_lazy("English"), "zh-hans": gettext_lazy("Chines
 def _in_language(result: dict) -> str:
     """"(We have this answer in English only.)" when the FAQ has no version in the language asked in."""
     language = LANGUAGE_NAMES.get(str(result.get("answer_language") or ""))
-    return _("(We have this answer in %(language)s only.)") % {"language": language} if language else ""
+    if not language:
+        return ""
+    _tell("answer_language")
+    return _("(We have this answer in %(language)s only.)") % {"language": language}
 
 
 def faq_answer(result: dict, offer_callback: bool = False, say_language: bool = True) -> str:
@@ -293,12 +303,12 @@ def _offer_person() -> str:
     return str(_("Would you like someone from our admissions team to call you back instead?"))
 
 
-def faq_replies(results: list[dict], offer_callback: bool) -> list[str]:
+def faq_replies(results: list[dict], offer_callback: bool, language_told: bool = False) -> list[str]:
     """What the turn's get_faq_answer results add to the reply, each: its answer, an honest "not sure" when the
     FAQ has no confident answer, or nothing when the message asked the FAQ nothing (`unanswered` empty: "is that
     ok?" with a booking detail, which the rest of the reply handles). The language an answer is only available
-    in is said once."""
-    texts, said_language = [], False
+    in is said once a conversation (`language_told`: an earlier reply said it)."""
+    texts, said_language = [], language_told
     for result in results:
         if result.get("status") == "success":
             texts.append(faq_answer(result, say_language=not said_language) or faq_unknown(offer_callback))
@@ -365,6 +375,11 @@ def tours_summary(tours: list[dict], today: dt.date) -> str:
     if len(tours) == 1:
         return _("Your tour is on %(tour)s.") % {"tour": tour_line(tours[0], today)}
     return listing(_("Your upcoming tours:"), [tour_line(t, today) for t in tours])
+
+
+def nothing_changed() -> str:
+    """Before the tours said again to a parent who asks again whether they still stand."""
+    return _("Yes, nothing has changed.")
 
 
 def window(args: dict, today: dt.date) -> str:

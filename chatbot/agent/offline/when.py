@@ -660,12 +660,52 @@ def _window(match: re.Match, half: str | None, base: dt.datetime, tour_times: tu
     return start, end
 
 
+# "tues 11": a weekday and a bare number that could be the hour; it is the day of the month only when that day
+# falls on that weekday soon ("wed 9" said in late November is Wednesday 9 December), else it is the hour
+WEEKDAY_AND_NUMBER = re.compile(
+    rf"\b(?P<weekday>{_WEEKDAY}),?\s+(?P<number>\d{{1,2}})\b(?![:./]\d|\s*(?:st|nd|rd|th|[ap]\.?m)\b)"
+    rf"(?!\s+(?:of\s+)?{_MONTH})",
+    re.IGNORECASE,
+)
+WEEKDAY_DATE_SOON = dt.timedelta(days=31)
+
+
+def _is_day_of_month_soon(weekday: str, number: int, today: dt.date) -> bool:
+    """Whether the `number`th of this month or the next is a `weekday` within WEEKDAY_DATE_SOON of `today`."""
+    first = today.replace(day=1)
+    for month_start in (first, (first + dt.timedelta(days=32)).replace(day=1)):
+        try:
+            day = month_start.replace(day=number)
+        except ValueError:  # no 31st that month
+            continue
+        if today <= day <= today + WEEKDAY_DATE_SOON and WEEKDAYS[day.weekday()] == weekday:
+            return True
+    return False
+
+
+def _hours_after_weekdays(norm: str, index: list[int], today: dt.date) -> tuple[str, list[int]]:
+    """`norm` with "at" put between a weekday and a number that is its hour, not its day of the month."""
+    out, out_index, last = [], [], 0
+    for match in WEEKDAY_AND_NUMBER.finditer(norm):
+        number = int(match.group("number"))
+        weekday = _full_weekday(re.match(_WEEKDAY, match.group("weekday"), re.IGNORECASE))
+        if not 1 <= number <= 12 or _is_day_of_month_soon(weekday, number, today):
+            continue
+        gap = match.end("weekday")
+        out.append(norm[last:gap] + " at ")
+        out_index += index[last:gap] + [index[match.start("number")]] * 4
+        last = match.start("number")
+    if not out:
+        return norm, index
+    return "".join(out) + norm[last:], out_index + index[last:]
+
+
 @lru_cache(maxsize=2048)
 def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ...] = ()) -> When:
     """The date/range, time and part of day that `text` asks for; later mentions win.
 
     Cached: every model call of a turn re-reads the same earlier messages."""
-    norm, index = normalise(text)
+    norm, index = _hours_after_weekdays(*normalise(text), today)
 
     def said(start: int, end: int) -> str:  # the parent's own words for a span of `norm`
         return text[index[start] : index[end]].strip()

@@ -115,6 +115,9 @@ LEAD_INS = """
     just to check
     just checking
     quick one
+    oh wait
+    ah wait
+    wait actually
     wait ah
     wait lah
     wait wait

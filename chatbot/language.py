@@ -17,8 +17,9 @@ How a message's language is decided, in order:
    mostly names, and "Muhammad bin Abdullah" alone says nothing about the language the parent writes in.
    A parent already writing Chinese, Malay or Tamil switches to English only with a sentence of at least
    SWITCH_WORDS English words: fewer ("earliest one", "my number is ...") are the English they mix in.
-   Singapore English particles ("lah", "lor", "ah": `particles`) are left out first: "ok can lah" is English,
-   and a particle alone never switches the language.
+   Singapore English particles ("lah", "lor", "ah": `particles`) and the words of Singapore's place names
+   (`places`: "school bus to sengkang?") are left out first: "ok can lah" is English, and a particle alone never
+   switches the language.
 4. Otherwise ("ok", "Leo, 5", "91234567") the message keeps the language the contact was already using.
 """
 
@@ -61,6 +62,13 @@ def _tanglish() -> tuple[frozenset[str], tuple[str, ...]]:
     """(words of Tamil written in Latin letters, word endings that mark it)."""
     data = json.loads(MARKERS_FILE.read_text(encoding="utf-8"))[TAMIL]
     return frozenset(data["words"]), tuple(data["endings"])
+
+
+@cache
+def _places() -> frozenset[str]:
+    """The words of Singapore's place names ("sengkang", "pasir ris"), as parents write them in lower case: no
+    evidence of any language ("school bus to sengkang?" is English)."""
+    return frozenset(json.loads(MARKERS_FILE.read_text(encoding="utf-8"))["places"])
 
 
 @cache
@@ -115,7 +123,7 @@ def detect(text: str, previous: str = "") -> str:
     marked = _marked(lower, written, previous)
     if marked:
         return marked
-    sentence = [w for w in _sentence_words(text) if w.lower() not in _particles()]
+    sentence = [w for w in _sentence_words(text) if w.lower() not in _particles() and w.lower() not in _places()]
     if len(sentence) >= 2:  # one word ("ya", "Sengkang") is too little for statistics
         found = _detector().compute_language_confidence_values(" ".join(sentence))[0]
         if found.value >= (CONFIDENT if len(sentence) == 2 else SURE_ENOUGH):

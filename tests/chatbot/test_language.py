@@ -231,3 +231,11 @@ def test_a_tanglish_message_is_answered_in_tamil(offline):
     reply = _say(school, contact, "vanakkam, naalaikku school tour irukka?")
     assert Message.objects.filter(conversation__contact=contact, role="user").get().language == "ta"
     assert reply.language == "ta" and re.search("[\u0b80-\u0bff]", reply.text), reply.text
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("school bus to sengkang?", "en"), ("any bus from bukit panjang", "en"), ("we live in pasir ris, far?", "en"),
+    ("bas ke sengkang ada tak?", "ms"), ("assalamualaikum", "ms"),
+])
+def test_singapore_place_names_say_nothing_of_the_language(text, language):
+    assert detect(text, "en") == language

@@ -479,3 +479,17 @@ def test_a_day_of_the_month_with_its_weekday_is_that_day(text):
 ])
 def test_a_number_after_a_weekday_is_its_day_only_when_that_day_falls_on_it_soon(text, date, time):
     assert read(text, ("09:00", "11:00", "14:00", "16:00")) == (date, time)
+
+
+@pytest.mark.parametrize("text, start, end", [
+    ("Do you have anything next thurs or fri morning?", "2026-11-26", "2026-11-27"),
+    ("tues or wed at 11", "2026-11-24", "2026-11-25"),
+    ("monday or maybe tuesday", "2026-11-23", "2026-11-24"),
+])
+def test_two_days_side_by_side_said_with_or_are_both_offered(text, start, end):
+    when = find_when(text, TODAY, NOW)
+    assert (str(when.start), str(when.end)) == (start, end)
+
+
+def test_days_far_apart_said_with_or_are_not_the_days_between():
+    assert find_when("monday or friday", TODAY, NOW).start is None

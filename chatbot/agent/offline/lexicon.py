@@ -129,6 +129,7 @@ YES = _rx(  # also what the tools take as a yes to a read-back (chatbot.agent.co
     r"|(?:i|we) (?:like|love) (?:that|this|it)(?: one)?|(?:i|we) confirm|you got it|indeed|excellent|fantastic"
     r"|awesome|wonderful|let'?s do (?:it|that|this)(?: one)?|go for (?:it|that|this)(?: one)?|that'?s it)\b"
     r"|^\W*can(?:\s+(?:can|lah|la|ah))?\W*$"  # Singapore English: a bare "can!" is a yes
+    r"|^\s*(?:(?:tq|ty|thx|thanks|thank you|ok|okay)\W*)?[\U0001F44D\U0001F44C\u2705]"  # "tq 👍", "👌"
 )
 WAITLIST = _rx(  # joining a full tour's waitlist; "let me know if someone cancels" is no cancellation
     r"\bwait(?:ing)?[- ]?list|\b(?:put|add|pop) (?:me|us|my \w+|our \w+) (?:on|in|down)\b[^.?!]*\b(?:list|queue)\b"
@@ -253,7 +254,7 @@ CALL_TIME = _rx(
     r"\b(?:any ?time|asap|as soon as possible|right now|later today|after work"
     r"|(?:between|from) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)? ?(?:and|n|&|to|-|–) ?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?"
     r"|\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)? ?(?:to|till|until|-|–) ?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)"  # "2 to 4pm"
-    r"|(?:after|from|before|until|till) \d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?)(?!\w)"
+    r"|(?:after|from|before|until|till) (?:at )?\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)?)(?!\w)"
 )
 ANY_TIME = _rx(r"any ?time")
 RELATION = _rx(r"\b(son|daughter|boy|girl|child|kid|toddler|little one)\b")

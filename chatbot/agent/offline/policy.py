@@ -862,11 +862,15 @@ class Turn:
         message asks for the call ("call me at lunch time instead"): that call back moves (the new window replaces
         the one refused), no tour is booked and no second call back requested."""
         arranged = any(d.get("action") in ("callback_requested", "callback_rescheduled") for d in self.state.done)
-        when = self.reading.when  # a time of the day: a day alone ("change it to the 12th") may be a tour's
+        when = self.reading.when  # a time of the day: a day alone ("change it to the 12th") may be a tour's...
         said = bool(when.time or when.after or when.before or when.part_of_day)
         other = self.reading.intents & {"book", "reschedule", "cancel", "availability", "waitlist", "open_day"}
         about_the_call = "callback" in self.reading.intents or self._callback_moved  # "call me at lunch instead"
-        return arranged and said and not other and about_the_call
+        # ...unless no tour is booked or being booked: "actually make it tues same time" moves the call
+        only_calls = not self.conv.upcoming_tours and self.pending in ("", "callback")
+        changed_day = when.has_date and only_calls and (
+            self.reading.correcting or bool(SAME_TIME.search(" ".join(self.conv.turn_texts))))
+        return arranged and (said or changed_day) and not other and (about_the_call or changed_day)
 
     @cached_property
     def call_time(self) -> str:
@@ -926,13 +930,23 @@ class Turn:
                                        else "")
         return on_file[-1].upper() if on_file else ""
 
+    def _in_the_same_window(self, call_time: str) -> str:
+        """"tues same time" for a call back: the new day, in the window the call back on file has."""
+        if self.reading.when.is_empty_of_time and SAME_TIME.search(" ".join(self.conv.turn_texts)):
+            context = self.conv.contact.get("context") or {}
+            _, _, window, *_ = [*str(context.get("callback_requested") or "").split(), "", "", ""]
+            start, end = read_window(window) or (None, None)
+            if start and end:
+                return f"{call_time} between {start} and {end}"
+        return call_time
+
     def _callback(self) -> list[Call]:
         if self.callback_change:  # never a second call back to move the first
             args = {"callback_id": self.callback_ref, "action": self.callback_change}
             if self.callback_change == "reschedule" and self.calling_hours:
                 return []  # "then 9pm": outside the calling hours, asked again
             if self.callback_change == "reschedule" and self.call_time:
-                args["new_time"] = self.call_time
+                args["new_time"] = self._in_the_same_window(self.call_time)
             return [Call("manage_callback", args)]
         args = self.callback_args
         if all(args.get(k) for k in ("parent_name", "parent_phone", "best_time_to_call")) and not self.calling_hours:

@@ -338,8 +338,8 @@ def corrected(result: dict, today: dt.date) -> str:
     if field in ("preferred_date", "preferred_time"):  # never a booked tour's (update_context moves none): the day or
         return ""  # time of the tour still to book, which the slots offered or the read-back say; nothing was moved
     value = result.get("new_value")
-    if field == "preferred_date" and value:
-        value = human_date(str(value), today)
+    if field == "parent_phone" and value:  # "+65 9123 4567", as the read-back writes it
+        value = human_phone(str(value))
     values = {"field": FIELD_LABELS.get(field, _("that")), "value": value, "booking": result.get("booking_updated")}
     if values["booking"]:
         return _("Thanks, I've updated %(field)s to %(value)s on booking %(booking)s.") % values

@@ -970,7 +970,10 @@ def _details(bare: str, text: str, reading: Reading, hints: Hints) -> None:
             and (len(text.split()) <= MAX_HOUR_ANSWER_WORDS or _hour_beside_details(bare, hour.start(1), reading))):
         reading.hour = int(hour.group(1))
     if "callback" in reading.intents or hints.asked & {"call_time", "callback"}:  # (a new time for a call back too)
-        call_time = lx.CALL_TIME.search(text)
+        # "tomorrow after work? after 5pm": the first time said with a clock, else the first said
+        said = list(lx.CALL_TIME.finditer(text))
+        clocked = [m for m in said if any(c.isdigit() for c in m.group(0))]
+        call_time = (clocked or said or [None])[0]
         if call_time and lx.ANY_TIME.fullmatch(call_time.group(0)) and (reading.when.part_of_day or reading.when.time):
             call_time = None  # "anytime tomorrow morning": the morning
         window = _window_said(reading.when)

@@ -133,6 +133,8 @@ NOT_EARLY_FROM = "10am"  # "not too early": from late morning on, past the day's
 PART_ENDS = {"morning": "12:00"}  # where a window said within a part of the day ends ("afternoon after 3": open)
 LUNCH = {"start": "13:00", "end": "12:00"}  # "after lunch" starts at 13:00; "before lunch" ends at 12:00
 LUNCH_TIME = ("12:00", "14:00")  # "at lunch time", "waktu lunch", "午饭时间", "மதிய உணவு நேரம்": a part of the day
+EITHER_JOIN = re.compile(r"\s*,?\s*(?:or|or\s+maybe|atau|ke)\s*", re.IGNORECASE)
+EITHER_DAYS = dt.timedelta(days=2)  # "thurs or fri", "mon or wed": offered together as the days between
 RANGE_JOIN = re.compile(r"\s*(?:and|to|till|until|through|-|–)\s*", re.IGNORECASE)
 REASON = re.compile(  # "as my husband finishes at 3.30", "I get off at 4:30": background, not the time asked for
     r"\b(?:because|bcos|bcoz|bcz|cos|coz|cuz|cause)\b|\b(?:as|since)\s+(?:my|our|his|her|the|we|i|he|she|they)\b"
@@ -727,9 +729,15 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
                 parsed, start = bound, lead.start() if lead else start
                 end += tail.end() if tail else 0
             when = replace(parsed, time=when.time, part_of_day=when.part_of_day, date_phrase=said(start, end))
-    if len(dates) >= 2 and RANGE_JOIN.fullmatch(norm[dates[-2].end() : dates[-1].start()]):
+    if len(dates) >= 2 and (RANGE_JOIN.fullmatch(between := norm[dates[-2].end() : dates[-1].start()])
+                            or EITHER_JOIN.fullmatch(between)):
         first = _date_of(dates[-2].group(0).strip(), today, base)
-        if first and first.date and when.date and first.date < when.date:  # "between Tuesday and Wednesday"
+        if first and first.date and when.kind == "weekday" and when.date and when.date < first.date:
+            when = replace(when, date=when.date + dt.timedelta(weeks=1))  # "next thurs or fri": next week's Friday
+        # "between Tuesday and Wednesday"; "thurs or fri" (two days side by side: both, not the later alone)
+        either = EITHER_JOIN.fullmatch(between) and first and first.date and when.date and (
+            when.date - first.date > EITHER_DAYS)
+        if first and first.date and when.date and first.date < when.date and not either:
             when = When(start=first.date, end=when.date, date_phrase=said(dates[-2].start(), dates[-1].end()))
     parts = list(PART_OF_DAY.finditer(norm))
     windows = _preferred(_outside(list(WINDOW.finditer(norm)), all_dates), norm)

@@ -122,3 +122,25 @@ def test_another_day_right_after_a_call_back_moves_it_and_keeps_its_window(schoo
     assert parent.callbacks().count() == 1 and "check_availability" not in parent.tools_called(), reply
     assert (callback.due_date, callback.window_start, callback.window_end) == (
         monday_morning + dt.timedelta(days=1), dt.time(14), dt.time(16)), reply
+
+
+def test_cancel_that_and_book_another_day_at_the_read_back_changes_the_booking_still_to_be_made(
+        school, monday_morning):
+    wednesday = monday_morning + dt.timedelta(days=2)
+    thursday = wednesday + dt.timedelta(days=1)
+    parent = Parent(school)
+    parent.say(f"book tour wed {wednesday.day} 11am for my daughter Jia En age 5, Tan Wei Ling 91112222")
+    read_back = parent.say("hmm actually cancel that, and book thurs instead same time")
+    assert "Shall I book it?" in read_back and "Jia En (5)" in read_back and "11:00" in read_back, read_back
+    parent.say("yes")
+    assert tours_of(parent) == [(thursday, "11:00")]
+
+
+def test_a_move_asked_with_no_tour_on_this_contact_says_where_it_may_be_and_does_not_loop(school, monday_morning):
+    parent = Parent(school)
+    first = parent.say("hi i booked a tour for my daughter last week but need to change")
+    assert "can't find an upcoming tour" in first and "another phone number" in first, first
+    second = parent.say("its for Chloe")
+    assert second != first and not first.endswith(second), second
+    third = parent.say("no i booked with my husbands number")
+    assert third not in (first, second) and not TourBooking.objects.filter(contact=parent.contact).exists(), third

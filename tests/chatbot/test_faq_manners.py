@@ -158,7 +158,7 @@ def test_a_second_no_to_the_same_read_back_leaves_it_unbooked_instead_of_asking_
 @pytest.mark.django_db(transaction=True)
 def test_please_cancel_my_tour_without_a_tour_says_there_is_none(parent):
     reply = parent.say("Please cancel my tour")
-    assert "couldn't find any upcoming tours" in reply
+    assert "can't find an upcoming tour" in reply
     assert "which day" not in reply.lower()
 
 

@@ -88,7 +88,7 @@ def test_a_parent_who_asks_for_another_tour_is_not_asked_whether_to_move_the_fir
 def test_a_parent_with_no_tour_to_cancel_is_told_so_and_offered_one(school):
     parent = Parent(school)
     reply = parent.say("Please cancel my tour")
-    assert "couldn't find any upcoming tours" in reply and "book one" in reply, reply
+    assert "can't find an upcoming tour" in reply and "book a new tour" in reply, reply
     step = ReasoningStep.objects.get(kind="observe", tool_name="manage_tour_booking")
     assert step.tool_result["code"] == "no_upcoming_tours" and step.tool_result["suggest"] == "book_tour"
 

@@ -67,7 +67,10 @@ ANOTHER = _rx(r"\b(?:another|second|other|younger|youngest|older|eldest|elder|on
 RESCHEDULE = _rx(
     r"\b(?:re-?schedul\w*|postpone\w*|push (?:it|my tour|the tour) back|bring (?:it )?forward|move (?:it|T-)"
     r"|(?:move|shift|change) (?:one of )?(?:(?:my|our|the) )?(?:tour|booking|visit|appointment)"
-    r"|different (?:day|date|time) for (?:my|the|our))"
+    r"|different (?:day|date|time) for (?:my|the|our)"
+    # a tour booked before, to change: "i booked a tour for my daughter last week but need to change"
+    r"|(?:i|we)(?: have|'ve)? (?:booked|made|got) (?:a |the |one )?(?:tour|booking|visit)\b[^.?!]*"
+    r"\b(?:change|move|shift|reschedul\w*)\b)"
 )
 # A change asked for with no object, as a parent with a tour asks it: "can change or not?", Malay "boleh tukar
 # tak?", Tamil "அதை மாத்தணும்" (that, change), Chinese "可以改吗"; and a move turned down ("no need reschedule").
@@ -140,6 +143,8 @@ OPEN_DAY = _rx(r"\bopen (?:days?|house|morning|evening|afternoon)s?\b|\bopen-day
 # A sound a message may start with before what it says ("eh, actually...", "aiyo no"): read past it.
 INTERJECTION = r"(?:(?:eh+|oh+|ah+|um+|erm+|hmm+|uh+|aiyo+h?|aiya|alamak|wah|oops)\b[\s,.!]*)?"
 NO = _rx(rf"^\s*{INTERJECTION}(?:no|nope|nah|not now|no thanks|no thank you|not really|maybe later)\b")
+# A no, then why, however long: "no, i booked it with my husband's number", "nope we already have one"
+NO_THEN_WHY = _rx(r"^\s*(?:no|nope|nah)[\s,.!]+(?:i|we|it|its|it's|that|thats|that's|my|our)\b")
 HELP = _rx(r"\b(?:what can you do|how does this work|what do you do|what can you help)\b|^\s*help\b")
 INJECTION = _rx(
     r"\b(?:ignore|disregard|forget|override|bypass)\b[^.?!]*\b(?:rules|instructions|prompt|guidelines"
@@ -526,8 +531,9 @@ def _endings(lists: list[dict]) -> re.Pattern:
 
 _LISTS = _word_lists()
 # a phone's label and its owner word ("mob is 9123 4567", "en number ..."), a word for a parent ("mummy"): no name
-NOT_A_NAME = (_NOT_A_NAME | _lexicon_words(_LISTS) | PHONE_LABELS | frozenset(ENGLISH["phone_label_owners"])
-              | PARENT_WORDS)
+# ("en", Tamil "my", is left out: a capitalised "En" ends Chinese given names, "Jia En", "Hui En")
+NOT_A_NAME = (_NOT_A_NAME | _lexicon_words(_LISTS) | PHONE_LABELS
+              | (frozenset(ENGLISH["phone_label_owners"]) - {"en"}) | PARENT_WORDS)
 NOT_NAME_ENDING = _endings(_LISTS)
 # the first character of a Chinese name: a common surname, or a nickname's prefix (小明, 阿强, 老王); a word in a
 # question that starts otherwise ("可以带孩子一起参观吗": 一起, together) is no name

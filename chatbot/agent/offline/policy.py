@@ -460,7 +460,9 @@ class Turn:
         if "confirm_cancel" in self.asked and "book" in intents and not intents & {"no", "keep"}:
             return "cancel"  # "now book Sam" after "cancel Mia's tour?": the cancellation still stands, read back both
         if "cancel" in intents and not self.conv.upcoming_tours and "offer_book" in self.asked:
-            return "drop"  # "cancel that" at a booking's read-back: nothing was booked
+            # "cancel that" at a booking's read-back: nothing was booked; "cancel that, book wed instead": the
+            # booking still to be made changes day
+            return "drop" if reading.when.is_empty else "book"
         if "no" in intents and "offer_book" in self.asked and self._no_again:
             return "drop"  # a second "no" to the same read-back: it is not wanted, not a change to ask about again
         if intents & set(CALLBACK_CHANGES) or self.moves_callback:  # "change my callback C-WUC3X6 to..."
@@ -866,10 +868,10 @@ class Turn:
         said = bool(when.time or when.after or when.before or when.part_of_day)
         other = self.reading.intents & {"book", "reschedule", "cancel", "availability", "waitlist", "open_day"}
         about_the_call = "callback" in self.reading.intents or self._callback_moved  # "call me at lunch instead"
-        # ...unless no tour is booked or being booked: "actually make it tues same time" moves the call
+        # ...unless no tour is booked or being booked and the call keeps its time: "actually make it tues same
+        # time" moves the call ("can we change it to the 12th" after a call back may still be a tour's day)
         only_calls = not self.conv.upcoming_tours and self.pending in ("", "callback")
-        changed_day = when.has_date and only_calls and (
-            self.reading.correcting or bool(SAME_TIME.search(" ".join(self.conv.turn_texts))))
+        changed_day = when.has_date and only_calls and bool(SAME_TIME.search(" ".join(self.conv.turn_texts)))
         return arranged and (said or changed_day) and not other and (about_the_call or changed_day)
 
     @cached_property
@@ -992,7 +994,10 @@ class Turn:
             else:
                 text = compose(self)
             answered = any(r.get("status") == "success" for r in self.conv.results("get_faq_answer"))
-            again = text == self.previous or self._said_twice(text)
+            # the same reply, or the same after the greeting the last one opened with (the same said as not caught
+            # is _said_twice's)
+            greeted = self.previous.endswith(f" {text}") and not self.previous.startswith(replies.not_caught())
+            again = text == self.previous or greeted or self._said_twice(text)
             if again and self.flow == "my_tour" and self.conv.upcoming_tours:  # "are we still booked" once more
                 text, again = replies.join([replies.nothing_changed(), text]), False
             if self._missed_again(declared) or (again and not answered):  # a question asked again is answered

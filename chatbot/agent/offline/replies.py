@@ -532,7 +532,7 @@ def ask_for(missing: list[str], relation: str = "", child_name: str = "") -> str
         ("child_name",): lambda: name_q,
         ("child_age",): lambda: _how_old(relation, child_name),
         ("parent_name", "parent_phone"): lambda: _("Could I have your name and a phone number we can reach you on?"),
-        ("parent_name",): lambda: your_name,
+        ("parent_name",): lambda: _("May I have your name?"),  # asked alone: no "And"
         ("parent_phone",): lambda: _("What's the best phone number to reach you on?"),
         ("child_age", "parent_name"): lambda: join([_how_old(relation, child_name), your_name]),
         ("child_age", "parent_phone"): lambda: join([_how_old(relation, child_name), phone]),
@@ -794,8 +794,10 @@ def options(slots: list[dict], today: dt.date) -> str:
 
 
 def no_bookings() -> str:
+    """A move or cancellation asked for with no upcoming tour on this contact (perhaps booked from another)."""
     _ask("offer_book")
-    return _("I couldn't find any upcoming tours under your contact. Would you like to book one?")
+    return _("I can't find an upcoming tour booked from this chat. If you booked it with another phone number, "
+             "please message us from that number; or would you like me to book a new tour?")
 
 
 def _which_tour_question(action: str) -> str:

@@ -442,7 +442,7 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
     short = len(sentence.split()) <= MAX_ANSWER_WORDS
     if short and lx.YES.match(sentence):
         found.add("yes")
-    elif short and lx.NO.match(sentence):
+    elif (short or lx.NO_THEN_WHY.match(sentence)) and lx.NO.match(sentence):  # "no i booked with my husband's"
         found.add("no")
     return found
 

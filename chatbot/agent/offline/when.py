@@ -729,15 +729,15 @@ def find_when(text: str, today: dt.date, now: dt.time, tour_times: tuple[str, ..
                 parsed, start = bound, lead.start() if lead else start
                 end += tail.end() if tail else 0
             when = replace(parsed, time=when.time, part_of_day=when.part_of_day, date_phrase=said(start, end))
-    if len(dates) >= 2 and (RANGE_JOIN.fullmatch(between := norm[dates[-2].end() : dates[-1].start()])
-                            or EITHER_JOIN.fullmatch(between)):
+    between = norm[dates[-2].end() : dates[-1].start()] if len(dates) >= 2 else ""
+    if len(dates) >= 2 and (RANGE_JOIN.fullmatch(between) or EITHER_JOIN.fullmatch(between)):
         first = _date_of(dates[-2].group(0).strip(), today, base)
-        if first and first.date and when.kind == "weekday" and when.date and when.date < first.date:
+        either = bool(EITHER_JOIN.fullmatch(between)) and first is not None and first.date is not None
+        if either and when.kind == "weekday" and when.date and when.date < first.date:
             when = replace(when, date=when.date + dt.timedelta(weeks=1))  # "next thurs or fri": next week's Friday
         # "between Tuesday and Wednesday"; "thurs or fri" (two days side by side: both, not the later alone)
-        either = EITHER_JOIN.fullmatch(between) and first and first.date and when.date and (
-            when.date - first.date > EITHER_DAYS)
-        if first and first.date and when.date and first.date < when.date and not either:
+        far_apart = either and when.date is not None and when.date - first.date > EITHER_DAYS
+        if first and first.date and when.date and first.date < when.date and not far_apart:
             when = When(start=first.date, end=when.date, date_phrase=said(dates[-2].start(), dates[-1].end()))
     parts = list(PART_OF_DAY.finditer(norm))
     windows = _preferred(_outside(list(WINDOW.finditer(norm)), all_dates), norm)

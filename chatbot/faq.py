@@ -436,6 +436,8 @@ def _tokens(text: str, speller: _Speller | None = None) -> list[str]:
 
 
 PROPERTY_TOKENS = frozenset(_tokens(PROPERTY_WORDS))
+PER_PERIOD_TOKENS = frozenset(_tokens("per month monthly weekly"))  # a price's period: "how much a month?"
+COST_TOKEN = _tokens("cost")[0]
 GENERIC_STEMS = frozenset(_stem(word) for word in GENERIC_WORDS)
 
 
@@ -584,7 +586,9 @@ def _is_follow_up(question: str) -> bool:
         return len(content) <= 4
     if set(WORD.findall(text.replace("'", ""))) & PRONOUNS:
         return content <= PROPERTY_TOKENS
-    return not content
+    # nothing of its own, or a price's period with no topic: "how much per month?" (of the topic before)
+    return not content or (bool(content & PER_PERIOD_TOKENS) and COST_TOKEN in content
+                           and content <= PROPERTY_TOKENS | PER_PERIOD_TOKENS)
 
 
 def rewrite_follow_up(question: str, history: list[str] | None, *, vocabulary: frozenset[str] | None = None) -> str:

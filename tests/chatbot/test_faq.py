@@ -82,6 +82,9 @@ def test_success_result_has_the_contract_shape(demo_schools):
         ("Also, do you have a school bus?", ["What are the fees?"], "Also, do you have a school bus?"),
         ("and is it compulsory?", ["What is the uniform?"], "and is the uniform compulsory?"),
         ("Is it possible to visit on a Saturday?", ["What are the fees?"], "Is it possible to visit on a Saturday?"),
+        # A price's period with no topic of its own is the topic before's; paying monthly is a topic
+        ("how much per month?", ["is there transport from pasir ris?"], "how much per month (transport pasir ris)?"),
+        ("can pay monthly?", ["is there a bus?"], "can pay monthly?"),
         # Nothing to lean on.
         ("how much is it?", [], "how much is it?"),
         ("how much is it?", ["thanks", "ok"], "how much is it?"),

@@ -144,3 +144,15 @@ def test_a_move_asked_with_no_tour_on_this_contact_says_where_it_may_be_and_does
     assert second != first and not first.endswith(second), second
     third = parent.say("no i booked with my husbands number")
     assert third not in (first, second) and not TourBooking.objects.filter(contact=parent.contact).exists(), third
+
+
+@pytest.mark.parametrize("text", ["we will be there by 9:15", "running 10 mins late sorry", "stuck in traffic, omw"])
+def test_on_the_way_or_late_for_the_tour_is_about_that_tour_not_a_new_time(school, monday_morning, text):
+    parent, wednesday = booked(school, monday_morning)
+    reference = TourBooking.objects.get(contact=parent.contact).reference
+    before = parent.tools_called()
+    reply = parent.say(text)
+    assert reply.startswith("Thanks for letting us know.") and reference in reply, reply
+    assert not set(parent.tools_called()[len(before):]) & {"check_availability", "manage_tour_booking"}, reply
+    assert tours_of(parent) == [(wednesday, "09:00")]
+    assert parent.say(text) == "Thanks for letting us know."  # said again: not the tour a second time

@@ -248,7 +248,8 @@ def _flow(turn: "Turn", flow: str) -> str:
     if flow in ("accept_offer", "decline_offer"):
         return _seat_offer(turn)
     if flow == "my_tour":
-        return replies.tours_summary(turn.conv.upcoming_tours, turn.today)
+        arriving = replies.thanks_for_telling() if "arriving" in turn.reading.intents else ""
+        return replies.join([arriving, replies.tours_summary(turn.conv.upcoming_tours, turn.today)])
     if flow == "keep":
         return replies.kept_booking_more()
     if flow == "drop":

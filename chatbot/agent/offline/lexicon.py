@@ -143,6 +143,12 @@ OPEN_DAY = _rx(r"\bopen (?:days?|house|morning|evening|afternoon)s?\b|\bopen-day
 # A sound a message may start with before what it says ("eh, actually...", "aiyo no"): read past it.
 INTERJECTION = r"(?:(?:eh+|oh+|ah+|um+|erm+|hmm+|uh+|aiyo+h?|aiya|alamak|wah|oops)\b[\s,.!]*)?"
 NO = _rx(rf"^\s*{INTERJECTION}(?:no|nope|nah|not now|no thanks|no thank you|not really|maybe later)\b")
+# On the way to a tour, or late for it: "running 10 mins late", "we'll be there by 9:15", "omw"
+ARRIVING = _rx(
+    r"\b(?:running|be|bit|abit|slightly|little|coming|reach|arrive|arriving) (?:a (?:bit|little) |abit |\d+ ?mins? )?"
+    r"late\b|\b(?:will|'ll|ll|gonna|going to|shall) (?:be|reach|get) (?:there|here|reaching|arriving)\b"
+    r"|\b(?:on (?:the|our|my) way|omw|otw)\b|\bstuck in (?:traffic|a jam)\b"
+)
 # A no, then why, however long: "no, i booked it with my husband's number", "nope we already have one"
 NO_THEN_WHY = _rx(r"^\s*(?:no|nope|nah)[\s,.!]+(?:i|we|it|its|it's|that|thats|that's|my|our)\b")
 HELP = _rx(r"\b(?:what can you do|how does this work|what do you do|what can you help)\b|^\s*help\b")

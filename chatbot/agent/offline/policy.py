@@ -453,6 +453,8 @@ class Turn:
             return "waitlist"
         if "open_day" in intents and not intents & {"book", "yes"} and reading.when.is_empty:
             return "open_days"  # "is there an open day?"
+        if "arriving" in intents and self.conv.upcoming_tours and not intents & set(FLOW_INTENTS):
+            return "my_tour"  # "running 10 mins late", "we'll be there by 9:15": the tour, not a new time for it
         if self.moves_booked_tour:
             return "reschedule"
         if self.corrected_tour and not intents & set(FLOW_INTENTS):  # "on T-7KQ3XM it's Miah": fix it only
@@ -999,7 +1001,9 @@ class Turn:
             greeted = self.previous.endswith(f" {text}") and not self.previous.startswith(replies.not_caught())
             again = text == self.previous or greeted or self._said_twice(text)
             if again and self.flow == "my_tour" and self.conv.upcoming_tours:  # "are we still booked" once more
-                text, again = replies.join([replies.nothing_changed(), text]), False
+                arriving = "arriving" in self.reading.intents and self.previous != replies.thanks_for_telling()
+                text = replies.thanks_for_telling() if arriving else replies.join([replies.nothing_changed(), text])
+                again = False
             if self._missed_again(declared) or (again and not answered):  # a question asked again is answered
                 text = self._not_again(declared, text)  # again
             return Decision(text=text, declared=declared)

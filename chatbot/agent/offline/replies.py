@@ -377,6 +377,11 @@ def tours_summary(tours: list[dict], today: dt.date) -> str:
     return listing(_("Your upcoming tours:"), [tour_line(t, today) for t in tours])
 
 
+def thanks_for_telling() -> str:
+    """To a parent on the way to the tour, or late for it (nothing is sent to staff: nothing more is claimed)."""
+    return _("Thanks for letting us know.")
+
+
 def nothing_changed() -> str:
     """Before the tours said again to a parent who asks again whether they still stand."""
     return _("Yes, nothing has changed.")

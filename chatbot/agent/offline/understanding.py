@@ -436,7 +436,7 @@ def _intents(sentence: str, hints: Hints) -> set[str]:
         found |= {"book", "another"} if another else {"book"}
     if lx.BROWSING.search(sentence):  # "not ready to book yet": no booking asked for
         found = (found - {"book", "another"}) | {"browsing"}
-    for name, pattern in (("thanks", lx.THANKS), ("bye", lx.BYE), ("help", lx.HELP)):
+    for name, pattern in (("thanks", lx.THANKS), ("bye", lx.BYE), ("help", lx.HELP), ("arriving", lx.ARRIVING)):
         if pattern.search(sentence):
             found.add(name)
     short = len(sentence.split()) <= MAX_ANSWER_WORDS

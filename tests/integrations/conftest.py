@@ -148,7 +148,12 @@ class Turns:
             if quiet >= 3:
                 return
             time.sleep(0.1)
-        raise AssertionError("turns did not settle in time")
+        waiting = list(Message.objects.filter(role=Message.Role.USER, processed_at__isnull=True,
+                                              conversation__status=Conversation.Status.ACTIVE)
+                       .values_list("id", "conversation__channel", "created_at"))
+        raise AssertionError(f"turns did not settle in time: {agent_worker.in_flight()} turn(s) in flight in this "
+                             f"process, {agent_worker.runner.pending()} in the in-process runner, "
+                             f"messages not yet answered: {waiting}")
 
 
 @pytest.fixture

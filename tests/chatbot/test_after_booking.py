@@ -156,3 +156,11 @@ def test_on_the_way_or_late_for_the_tour_is_about_that_tour_not_a_new_time(schoo
     assert not set(parent.tools_called()[len(before):]) & {"check_availability", "manage_tour_booking"}, reply
     assert tours_of(parent) == [(wednesday, "09:00")]
     assert parent.say(text) == "Thanks for letting us know."  # said again: not the tour a second time
+
+
+def test_late_for_a_tour_not_booked_from_this_chat_says_where_it_may_be_and_books_nothing(school, monday_morning):
+    parent = Parent(school)
+    first = parent.say("hi running late for my tour")
+    assert "Thanks for letting us know." in first and "another phone number" in first, first
+    assert parent.say("stuck in traffic, be there 10 mins late") == "Thanks for letting us know."
+    assert not TourBooking.objects.filter(contact=parent.contact).exists()

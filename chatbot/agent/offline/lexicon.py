@@ -145,8 +145,9 @@ INTERJECTION = r"(?:(?:eh+|oh+|ah+|um+|erm+|hmm+|uh+|aiyo+h?|aiya|alamak|wah|oop
 NO = _rx(rf"^\s*{INTERJECTION}(?:no|nope|nah|not now|no thanks|no thank you|not really|maybe later)\b")
 # On the way to a tour, or late for it: "running 10 mins late", "we'll be there by 9:15", "omw"
 ARRIVING = _rx(
-    r"\b(?:running|be|bit|abit|slightly|little|coming|reach|arrive|arriving) (?:a (?:bit|little) |abit |\d+ ?mins? )?"
-    r"late\b|\b(?:will|'ll|ll|gonna|going to|shall) (?:be|reach|get) (?:there|here|reaching|arriving)\b"
+    r"\b(?:running|be|bit|abit|slightly|little|coming|reach|arrive|arriving) (?:there |here )?"
+    r"(?:a (?:bit|little) |abit |\d+ ?(?:mins?|minutes) )?late\b|\blate for (?:my|our|the) (?:tour|visit|appointment)\b"
+    r"|\b(?:will|'ll|ll|gonna|going to|shall) (?:be|reach|get) (?:there|here|reaching|arriving)\b"
     r"|\b(?:on (?:the|our|my) way|omw|otw)\b|\bstuck in (?:traffic|a jam)\b"
 )
 # A no, then why, however long: "no, i booked it with my husband's number", "nope we already have one"

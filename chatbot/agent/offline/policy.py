@@ -453,7 +453,7 @@ class Turn:
             return "waitlist"
         if "open_day" in intents and not intents & {"book", "yes"} and reading.when.is_empty:
             return "open_days"  # "is there an open day?"
-        if "arriving" in intents and self.conv.upcoming_tours and not intents & set(FLOW_INTENTS):
+        if "arriving" in intents and not intents & set(FLOW_INTENTS):
             return "my_tour"  # "running 10 mins late", "we'll be there by 9:15": the tour, not a new time for it
         if self.moves_booked_tour:
             return "reschedule"
@@ -1000,10 +1000,11 @@ class Turn:
             # is _said_twice's)
             greeted = self.previous.endswith(f" {text}") and not self.previous.startswith(replies.not_caught())
             again = text == self.previous or greeted or self._said_twice(text)
-            if again and self.flow == "my_tour" and self.conv.upcoming_tours:  # "are we still booked" once more
-                arriving = "arriving" in self.reading.intents and self.previous != replies.thanks_for_telling()
-                text = replies.thanks_for_telling() if arriving else replies.join([replies.nothing_changed(), text])
-                again = False
+            if again and self.flow == "my_tour":  # "are we still booked" once more, "be there in 10" after "omw"
+                if "arriving" in self.reading.intents and self.previous != replies.thanks_for_telling():
+                    text, again = replies.thanks_for_telling(), False
+                elif self.conv.upcoming_tours:
+                    text, again = replies.join([replies.nothing_changed(), text]), False
             if self._missed_again(declared) or (again and not answered):  # a question asked again is answered
                 text = self._not_again(declared, text)  # again
             return Decision(text=text, declared=declared)

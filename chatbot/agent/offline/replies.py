@@ -369,8 +369,7 @@ def tour_line(tour: dict, today: dt.date) -> str:
 
 def tours_summary(tours: list[dict], today: dt.date) -> str:
     if not tours:
-        _ask("offer_book")
-        return _("I can't see any upcoming tours for you. Would you like to book one?")
+        return no_bookings()
     _offer(tours)
     if len(tours) == 1:
         return _("Your tour is on %(tour)s.") % {"tour": tour_line(tours[0], today)}

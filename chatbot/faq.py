@@ -288,6 +288,11 @@ PHRASES = [
     (r"\bdirections?\b", " location "),  # its stem "direct" is also in "direct debit"
     (r"\bstudent'?s? pass\b", " visa "),
     (r"\bspeak english\b", " eal "),
+    # an age for joining is the age asked about, not the joining: "admission age", "age to join", "how old to start"
+    (r"\b(?:admission|admissions|entry|entrance|enrol+ment|intake|joining|starting) age\b", " age "),
+    (r"\b(age|old)(?: (?:of|for|to|at|when|on))+ (?:admission|entry|enrol+(?:ment|ing)?|join(?:ing)?|start(?:ing)?)\b",
+     r" \1 "),
+    (r"\bmin(?:imum)? age\b", " minimum age "),  # "min age": not minutes
 ]
 PHRASE_PATTERNS = [(re.compile(pattern), replacement) for pattern, replacement in PHRASES]
 

@@ -155,3 +155,10 @@ def test_a_topic_said_as_a_property_keeps_untranslated_words_light(demo_schools,
     result = answer_question(demo_schools["tampines"], question)
     assert result["status"] == "success", result
     assert "S$" in result["answer"]
+
+
+@pytest.mark.parametrize("question", ["what is the admission age", "what age to join?", "min age for nursery?",
+                                      "how old to start school", "入学年龄是多少？", "சேர்க்கை வயது என்ன?"])
+def test_an_age_for_joining_asks_the_age_not_how_to_apply_or_when_the_year_starts(demo_schools, question):
+    result = answer_question(demo_schools["tampines"], question)
+    assert result["status"] == "success" and "We take children from age 3" in result["answer"], result

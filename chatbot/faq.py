@@ -132,6 +132,9 @@ FOLLOW_UP_OPENERS = frozenset({"and", "also", "and also", "plus", "so"})
 # "quick q", "random qn", "1 more question", "a silly question": a question announced, in any of its chat forms
 QUESTION_ANNOUNCED = re.compile(r"(?:(?:a|one|1|another|quick|small|random|silly|short|just|last|more)\s+)*"
                                 r"(?:question|qn|qns|q|query|enquiry)\b")
+# "wait how much are the fees": a "wait" before the question it opens ("wait list for year 2?" asks about the list)
+WAIT_BEFORE_QUESTION = re.compile(r"(?:wait|w8|hold on)(?=\s+(?:how|what|when|where|which|who|why|is|are|do|does|did"
+                                  r"|can|could|got|u|you|r)\b)")
 LEAD_IN_SEPARATORS = " ,;:.!-\u2013\u2014"
 
 # Where one message asks two things: after a sentence, or at "and"/"also"/"plus" followed by a new question.
@@ -288,6 +291,9 @@ PHRASES = [
     (r"\bdirections?\b", " location "),  # its stem "direct" is also in "direct debit"
     (r"\bstudent'?s? pass\b", " visa "),
     (r"\bspeak english\b", " eal "),
+    # a language as a subject: "mandarin lessons", Chinese 华文课 ("mandarin lessons"): languages taught, not clubs
+    (r"\b(mandarin|chinese|malay|tamil|french|spanish|japanese|korean|hindi) (?:lessons?|class(?:es)?|subject)\b",
+     r" \1 language taught "),
     # an age for joining is the age asked about, not the joining: "admission age", "age to join", "how old to start"
     (r"\b(?:admission|admissions|entry|entrance|enrol+ment|intake|joining|starting) age\b", " age "),
     (r"\b(age|old)(?: (?:of|for|to|at|when|on))+ (?:admission|entry|enrol+(?:ment|ing)?|join(?:ing)?|start(?:ing)?)\b",
@@ -641,7 +647,7 @@ def strip_lead_ins(question: str, *, keep_follow_up_opener: bool = False) -> str
     text = " ".join(question.split())
     while text:
         lowered = text.lower().replace("\u2019", "'")
-        announced = QUESTION_ANNOUNCED.match(lowered)
+        announced = QUESTION_ANNOUNCED.match(lowered) or WAIT_BEFORE_QUESTION.match(lowered)
         for phrase in (announced.group(0),) if announced else LEAD_IN_PHRASES:
             length = _starts_with(lowered, phrase)
             if length:

@@ -231,3 +231,21 @@ def test_answering_reuses_the_index_once_it_is_built(demo_schools, monkeypatch):
     answers = [answer_question(school, question, history=["Do you have a school bus?"]) for question in questions]
     assert builds == []
     assert sum(a["status"] == "success" for a in answers) >= len(questions) * 0.9
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("question", "key"), [
+    ("wait how much r the fees for k1 ah", "fees"),  # a "wait" that opens a question is no topic
+    ("wait list for year 2?", "waitlist"),
+    ("你们有华文课吗？", "languages"),  # a language as a subject, not a club
+    ("do you have french lessons", "languages"),
+])
+def test_a_lead_in_or_a_language_lesson_finds_its_entry(demo_schools, question, key):
+    result = answer_question(demo_schools["tampines"], question)
+    assert result["status"] == "success" and result["question_matched"] in (
+        faq_question("tampines", key), *_translated_questions(key)), result
+
+
+def _translated_questions(key: str) -> list[str]:
+    entry = next(e for e in demo_data.school("tampines")["faqs"] if e["key"] == key)
+    return [version["question"] for version in (entry.get("translations") or {}).values()]

@@ -5,12 +5,14 @@ group is one failure class seen in real conversations, stated as the behaviour
 a parent would expect.
 """
 
+import dataclasses
 import datetime as dt
 
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import override_settings
 
+from chatbot.agent.offline import lexicon
 from chatbot.agent.offline.understanding import Hints, read_message
 from quality.evaluation import scenarios as suite
 from quality.evaluation.runner import run_scenario
@@ -134,3 +136,34 @@ def test_understanding_scenarios_pass(scenario):
     with override_settings(LLM_MODEL="offline/policy", CHAT_BURST_WINDOW_SECONDS=0):
         result = async_to_sync(run_scenario)(scenario)
     assert result.passed, "\n".join(result.failures)
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("lim siew ling, 9345 6703", "Lim Siew Ling"),  # "ling", "ming": syllables of names, not verbs in -ing
+    ("daniel tan wei ming 9123 4501", "Daniel Tan Wei Ming"),
+])
+def test_a_name_typed_in_lower_case_with_the_phone_answers_the_name_asked(text, name):
+    reading = read_message(text, dataclasses.replace(HINTS, asked=frozenset({"parent_name"})))
+    assert reading.facts.get("parent_name") == name and reading.facts.get("parent_phone"), reading.facts
+
+
+@pytest.mark.parametrize(("text", "child"), [
+    ("ok. ambik yg pertama. anak sy muhammad irfan", "Muhammad Irfan"),
+    ("anak sy siti hajar 3 thn. sy ahmad faizal bin ismail", "Siti Hajar"),
+    ("for my daughter mia chen", "Mia Chen"),
+    ("my son sam wants to come", "Sam"),  # the words go on past the name
+])
+def test_a_childs_name_of_two_words_in_lower_case_stays_whole_up_to_where_the_name_ends(text, child):
+    assert read(text).facts.get("child_name") == child
+
+
+def test_a_tamil_initial_with_its_dot_stays_with_the_name():
+    assert read("என் பெயர் எஸ். பிரியா").facts.get("parent_name") == "எஸ். பிரியா"
+
+
+@pytest.mark.parametrize(("name", "greeting"), [
+    ("Siti Nurhaliza binti Mohd Yusof", "Siti Nurhaliza"), ("Muthukumar s/o Kandasamy", "Muthukumar"),
+    ("Sarah Tan", "Sarah"), ("Tan Wei Ling", "Tan Wei Ling"), ("எஸ். பிரியா", "எஸ். பிரியா"),
+])
+def test_a_parent_is_greeted_by_the_given_name(name, greeting):
+    assert lexicon.address(name) == greeting

@@ -28,7 +28,7 @@ GREETING = _rx(
     r"^\s*(?:hi+|hello+|hey+|hiya|heya|howdy|(?:good )?(?:morning|afternoon|evening)(?=\s*[,!.])|good day|greetings)"
     r"\b[\s,!.]*"
 )
-THANKS = _rx(r"\b(?:thanks|thank you|thank u|thx|ty|cheers|much appreciated|appreciate it)\b")
+THANKS = _rx(r"\b(?:thanks|thank you|thank u|thx|tks|tq|tqvm|ty|cheers|much appreciated|appreciate it)\b")
 BYE = _rx(
     r"\b(?:bye|goodbye|good bye|see you|see ya|see u|c u|cya|ttyl|that'?s all|that is all|nothing else"
     r"|have a (?:good|nice|great) day"
@@ -313,7 +313,8 @@ MAX_HAN_NAME = 4  # a Chinese name has two to four characters
 PATRONYMICS = tuple(ENGLISH["patronymics"])  # not counted as parts
 NAME_CONNECTORS = frozenset([*PATRONYMICS, *ENGLISH["name_particles"]])
 _CONNECTOR = "(?:" + "|".join(map(re.escape, PATRONYMICS)) + ")"
-_INITIAL = r"[A-Z]\.?"  # "R. Priya", "Priya R": an initial, kept only beside a name
+# "R. Priya", "Priya R", Tamil "எஸ். பிரியா" (S. Priya): an initial, kept only beside a name
+_INITIAL = r"(?:[A-Z]\.?|[\u0b80-\u0bff]{1,3}\.)"
 # one capitalised name word, as names are written: "Mia", "McAllister", "O'Neill", "Whitfield-Jones", "DeShawn"
 _CAP_WORD = r"(?:[A-Z]')?[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+|[A-Z][a-z]+)*"
 # a name of up to six parts (its words are checked by understanding._clean_name)
@@ -555,14 +556,17 @@ SURNAMES_FIRST = frozenset(ENGLISH["surnames_first"])
 
 def address(name: str) -> str:
     """How to greet a parent of this name: the first word when it is the given name ("Sarah" of "Sarah Tan"); the
-    whole name when the first word may be the surname ("Tan Wei Ling", "陈美玲", "R. Priya"); '' for a surname alone
-    ("Tan")."""
+    whole name when the first word may be the surname ("Tan Wei Ling", "陈美玲", "R. Priya"); the given name before
+    "bin"/"binti"/"s/o" ("Siti Nurhaliza" of "Siti Nurhaliza binti Mohd Yusof"); '' for a surname alone ("Tan")."""
     words = name.split()
+    joint = next((i for i, word in enumerate(words) if word.lower() in PATRONYMICS), 0)
+    if joint:
+        return " ".join(words[:joint])
     if not words:
         return ""
     first = words[0].lower()
     if len(words) == 1:
         return "" if first in SURNAMES_FIRST else name
-    if first in SURNAMES_FIRST or HAN_WORD.match(first) or re.fullmatch(r"[a-z]\.?", first):
+    if first in SURNAMES_FIRST or HAN_WORD.match(first) or re.fullmatch(r"[a-z]\.?|[\u0b80-\u0bff]{1,3}\.", first):
         return name
     return words[0]

@@ -352,7 +352,9 @@ class Turn:
         if reading.choice is not None and len(dated) == 1:  # "the 2nd" when the 2 December is listed: that day
             return dated, True
         if reading.extreme and options:  # "the soonest", "the latest in the afternoon", "either is fine"
-            fitting = [o for o in options if _slot_matches(o, when)] or options
+            fitting = [o for o in options if _slot_matches(o, when)] or ([] if not when.is_empty else options)
+            if not fitting:  # "make it morning, earliest" to afternoon slots: the soonest of another search
+                return [], False
             if reading.extreme in ("any", "either"):  # "either is fine": of those that fit what was asked for
                 fitting = [o for o in fitting if self.intake.fits(o["date"], o["time"])] or fitting
             if reading.extreme == "either" and len(fitting) > 2:  # "either" of four: which two is not said
@@ -850,7 +852,9 @@ class Turn:
     @cached_property
     def callback_args(self) -> dict:
         facts = self.facts
-        topic = self.reading.topic or self.memory.topic or (self.memory.questions or [""])[-1]
+        asked = (self.memory.questions or [""])[-1]
+        # the last question asked, in the parent's own words ("yuran primary brp ye", not its English reading)
+        topic = self.reading.topic or self.memory.topic or self.memory.said.get(asked, asked)
         args = {
             "parent_name": facts.get("parent_name"),
             "parent_phone": facts.get("parent_phone"),

@@ -218,8 +218,10 @@ def _mask(text: str, found: list[tuple[int, int]]) -> str:
 
 
 def _is_initial(word: str, first: bool = False) -> bool:
-    """"R." anywhere in a name; "R" without its dot only after the name ("Priya R": "I think" is no name)."""
-    return bool(re.fullmatch(r"[A-Z]\." if first else r"[A-Z]\.?", word))
+    """"R." anywhere in a name; "R" without its dot only after the name ("Priya R": "I think" is no name); in
+    Tamil script, a letter's name with its dot ("எஸ். பிரியா": S. Priya)."""
+    tamil = r"|[\u0b80-\u0bff]{1,3}\."
+    return bool(re.fullmatch((r"[A-Z]\." if first else r"[A-Z]\.?") + tamil, word))
 
 
 def _name_word(word: str) -> bool:
@@ -227,7 +229,8 @@ def _name_word(word: str) -> bool:
     word, a school year, a yes or a greeting, in any of the four languages), no number, no date or time, no
     verb form."""
     lowered = word.lower().strip("'.")
-    verb = word.islower() and lowered.endswith("ing")  # "I'm meeting a friend", "I'm writing about..."
+    # "I'm meeting a friend", "I'm writing about...": a vowel before the "ing" ("Ming", "Ling", "Ching" are names)
+    verb = word.islower() and lowered.endswith("ing") and bool(re.search(r"[aeiouy]", lowered[:-3]))
     known = (lx.NOT_NAME_ENDING.search, lx.SCHOOL_WORDS.fullmatch, lx.YES.fullmatch, lx.NO.fullmatch)
     phrase = lx.HAN_WORD.fullmatch(word) and (len(word) > lx.MAX_HAN_NAME  # "先看看别的": a phrase, not a name
                                               or word[0] in lx.HAN_NOT_NAME_START)  # "的那个": a particle first
@@ -245,7 +248,7 @@ def _clean_name(raw: str, whole: bool = True) -> str:
     wants to come")."""
     words: list[str] = []
     said = [w.strip("-") for w in raw.split() if w.strip("-")]  # "Divya-னு": not the hyphen before a particle
-    whole = whole or _patronymic_name(said)
+    whole = whole or _patronymic_name(said) or _name_to_the_end(said)
     for index, word in enumerate(said):
         if not words and word.lower() in lx.TITLES:  # "Mrs Tan": the name, not the title
             continue
@@ -269,6 +272,23 @@ def _clean_name(raw: str, whole: bool = True) -> str:
     if not (name.islower() or name.isupper()):
         return name
     return " ".join(w.lower() if w.lower() in lx.NAME_CONNECTORS else w.title() for w in words)  # "binti" stays
+
+
+def _name_to_the_end(said: list[str]) -> bool:
+    """Whether the words, up to the end of the message, a number or a comma or full stop, are all name words,
+    two to MAX_NAME_PARTS of them ("anak sy siti hajar 3 thn", "my daughter mia chen"): one whole name, also
+    typed in lower case and said by the way ("my son sam wants to come" goes on past the name: "Sam")."""
+    run: list[str] = []
+    for word in said:
+        if word[:1].isdigit():
+            break
+        core = word.rstrip(",.;!")
+        if not core or not _name_word(core):
+            return False
+        run.append(core)
+        if core != word:
+            break
+    return 2 <= len(run) <= MAX_NAME_PARTS
 
 
 def _patronymic_name(said: list[str]) -> bool:
@@ -753,8 +773,7 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     name? And may I have your name?", the child's then the parent's ("Mia, Sarah"), or, for one name alone, a
     question first ("Is Sarah your child?"): `reading.unsure`. The answer to that question: a yes makes it the
     child's name, a no the parent's when it answered both questions."""
-    contact_details = "parent_phone" in reading.facts or "parent_email" in reading.facts
-    answer = "?" not in text and reading.intents <= {"greet", "yes"} and not contact_details
+    answer = "?" not in text and reading.intents <= {"greet", "yes"}
     parts = lx.LEADING_NAME.split(bare.strip(), maxsplit=2) if answer else []
     said = [_clean_name(part) if _only_name(part) else "" for part in parts[:2]]
     leading = said[0] if said else ""
@@ -767,8 +786,11 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
         reading.facts["child_name"] = leading
     elif leading and "parent_name" in hints.asked:
         reading.facts["parent_name"] = leading
-    signed = "" if leading or "parent_name" not in hints.asked else _signed_name(bare)
-    if signed:  # "yes book it, Jenna Morales" to "And may I have your name?"
+    # "yes book it, Jenna Morales" to "And may I have your name?"; "call me tmr after 5, Jason Ng": a call back needs
+    # no child, so the name it is signed with is the parent's
+    signing = "parent_name" in hints.asked or ("callback" in reading.intents and "child_name" not in hints.asked)
+    signed = "" if leading or not signing else _signed_name(bare)
+    if signed:
         reading.facts.setdefault("parent_name", signed)
     maybe = "" if leading else _name(lx.MAYBE_CHILD, bare, whole=False)
     if maybe and "child_name" in hints.asked and "parent_name" not in hints.asked:

@@ -493,3 +493,9 @@ def test_two_days_side_by_side_said_with_or_are_both_offered(text, start, end):
 
 def test_days_far_apart_said_with_or_are_not_the_days_between():
     assert find_when("monday or friday", TODAY, NOW).start is None
+
+
+@pytest.mark.parametrize("text", ["in 2 weeks", "in two weeks' time", "2 வாரத்தில் மதியம்", "இரண்டு வாரம் கழித்து",
+                                  "两个星期后下午", "2 minggu lagi"])
+def test_weeks_ahead_in_digits_or_words_in_any_language_are_that_day(text):
+    assert read(gloss(text).text)[0] == (TODAY + dt.timedelta(weeks=2)).isoformat()

@@ -527,9 +527,11 @@ def _date_of(phrase: str, today: dt.date, base: dt.datetime) -> When | None:
         if "next" in lowered:
             saturday += dt.timedelta(days=7)
         return When(start=saturday, end=saturday + dt.timedelta(days=1), date_phrase=phrase)
-    weeks = re.fullmatch(r"in\s+(\d)\s+weeks?", lowered)
-    if weeks:  # "in 2 weeks" ("two weeks from today"): that day, not that week
-        return When(date=today + dt.timedelta(weeks=int(weeks.group(1))), kind="exact", date_phrase=phrase)
+    weeks = re.fullmatch(r"in\s+(\d|a|one|two|three|four)\s+weeks?(?:'?\s+time)?", lowered)
+    if weeks:  # "in 2 weeks", "in two weeks' time" ("two weeks from today"): that day, not that week
+        count = weeks.group(1)
+        ahead = int(count) if count.isdigit() else 1 if count == "a" else HOUR_WORDS[count]
+        return When(date=today + dt.timedelta(weeks=ahead), kind="exact", date_phrase=phrase)
     numeric = re.fullmatch(r"(\d{1,2})/(\d{1,2})(/\d{2,4})?", phrase.strip())
     if numeric and int(numeric.group(2)) > 12 >= int(numeric.group(1)):  # "12/18": no 18th month, so month first
         phrase = f"{numeric.group(2)}/{numeric.group(1)}{numeric.group(3) or ''}"

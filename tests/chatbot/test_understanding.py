@@ -167,3 +167,12 @@ def test_a_tamil_initial_with_its_dot_stays_with_the_name():
 ])
 def test_a_parent_is_greeted_by_the_given_name(name, greeting):
     assert lexicon.address(name) == greeting
+
+
+def test_a_name_said_as_its_own_sentence_before_a_question_answers_the_name_asked_then_another_name_is_the_parents():
+    both = dataclasses.replace(HINTS, asked=frozenset({"child_name", "parent_name"}))
+    first = read_message("chloe. got any slot this wk?", both)
+    assert first.unsure == {"child_name": "Chloe", "parent_name": "Chloe"} and not first.facts.get("parent_name")
+    doubted = dataclasses.replace(HINTS, unsure=first.unsure)
+    second = read_message("lim siew ling, 9345 6703", doubted)
+    assert (second.facts["child_name"], second.facts["parent_name"]) == ("Chloe", "Lim Siew Ling")

@@ -774,12 +774,21 @@ def _bare_names(bare: str, text: str, reading: Reading, hints: Hints) -> None:
     question first ("Is Sarah your child?"): `reading.unsure`. The answer to that question: a yes makes it the
     child's name, a no the parent's when it answered both questions."""
     answer = "?" not in text and reading.intents <= {"greet", "yes"}
-    parts = lx.LEADING_NAME.split(bare.strip(), maxsplit=2) if answer else []
+    # "chloe. got any slot this wk?": the name asked for, said first as a sentence of its own, then something else
+    head, *rest = re.split(r"[.!]\s+|\n", bare.strip(), maxsplit=1)
+    own_sentence = (bool(hints.asked & {"child_name", "parent_name"}) and bool(rest) and "?" not in head
+                    and _intents(head, hints) <= {"greet", "yes"})
+    answered = bare.strip() if answer else head if own_sentence else ""
+    parts = lx.LEADING_NAME.split(answered, maxsplit=2) if answered else []
     said = [_clean_name(part) if _only_name(part) else "" for part in parts[:2]]
     leading = said[0] if said else ""
     both = {"child_name", "parent_name"} <= hints.asked
+    doubted = hints.unsure.get("child_name") if "parent_name" in hints.unsure else ""
     if leading and both and len(said) == 2 and said[1]:  # "Mia, Sarah"
         reading.facts.update(child_name=leading, parent_name=said[1])
+    elif leading and doubted and leading.lower() != doubted.lower():
+        # "chloe" to both name questions, "Is Chloe your child?", then "lim siew ling": the child's, then the parent's
+        reading.facts.update(child_name=doubted, parent_name=leading)
     elif leading and both:
         reading.unsure.update(child_name=leading, parent_name=leading)
     elif leading and "child_name" in hints.asked:

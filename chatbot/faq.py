@@ -785,13 +785,23 @@ def _success(index: _Index, position: int, sure: float, standalone: str, asked: 
         "answer": served["answer"],
         "question_matched": served["question"],
         "sources": [{"id": served["id"], "question": served["question"]}],
-        "related_topics": [topic for topic in related if topic != entry["question"]][:MAX_RELATED],
+        "related_topics": [_in_language(index, topic, asked) for topic in related
+                           if topic != entry["question"]][:MAX_RELATED],
         "confidence": round(sure, 2),
         "standalone_question": standalone,
     }
     if served["language"] != asked:
         result |= {"answer_language": served["language"], "question_language": asked}
     return result
+
+
+def _in_language(index: _Index, question: str, language: str) -> str:
+    """A related entry's question in `language` when the entry has that version (the chips a parent taps)."""
+    for position, entry in enumerate(index.entries):
+        if entry["question"] == question:
+            return (entry if entry["language"] == language else index.translations[position].get(language, entry))[
+                "question"]
+    return question
 
 
 def _pair(index: _Index, weights: dict[str, float], candidates: list[int]) -> tuple[int, int, float] | None:

@@ -162,3 +162,9 @@ def test_a_topic_said_as_a_property_keeps_untranslated_words_light(demo_schools,
 def test_an_age_for_joining_asks_the_age_not_how_to_apply_or_when_the_year_starts(demo_schools, question):
     result = answer_question(demo_schools["tampines"], question)
     assert result["status"] == "success" and "We take children from age 3" in result["answer"], result
+
+
+def test_related_questions_offered_are_in_the_questions_language_where_the_entry_has_that_version(demo_schools):
+    related = answer_question(demo_schools["tampines"], "有兄弟姐妹折扣吗？")["related_topics"]
+    assert "学费是多少？" in related and "How much are the school fees?" not in related
+    assert "Can fees be paid in instalments?" in related  # no Chinese version: as written

@@ -10,6 +10,7 @@ from pathlib import Path
 REQUESTS_FILE = Path(__file__).with_name("language_requests.json")
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 PUNCTUATION = re.compile(r"[^\w\s\u0b80-\u0bff]")
+SENTENCE_END = re.compile(r"(?<=[.?!\u3002\uff1f\uff01])\s*|\n")
 MAX_WORDS = 7  # a request is short; a longer message says something besides
 
 
@@ -27,7 +28,13 @@ def _named(text: str, name: str) -> re.Match | None:
 
 
 def asked_language(text: str) -> str:
-    """The language code a message asks the replies to be in, '' when it is no such request."""
+    """The language code a message asks the replies to be in, '' when it is no such request; a sentence of its own
+    may ask it ("seri, book pannunga. english la reply pannunga pls", "can reply in english? hard to read tamil")."""
+    asked = {_asked_in(piece) for piece in SENTENCE_END.split(text) if piece.strip()} - {""}
+    return asked.pop() if len(asked) == 1 else ""
+
+
+def _asked_in(text: str) -> str:
     names, words, han_words = _data()
     lowered = PUNCTUATION.sub(" ", text.lower())
     if len(lowered.split()) > MAX_WORDS:

@@ -160,3 +160,9 @@ async def test_onwards_is_part_of_the_window_not_a_name(text):
     reply = await Concierge(FakeSchool()).say(text)
     named = [args.get("parent_name") for name, args in reply.calls if args.get("parent_name")]
     assert not named and "Onwards" not in reply.text, reply.calls
+
+
+@pytest.mark.parametrize("text", ["seri, book pannunga. english la reply pannunga pls",
+                                  "can reply in english? tamil ezhuthu padikka kastam"])
+def test_a_sentence_of_its_own_may_ask_for_the_language(text):
+    assert asked_language(text) == "en"

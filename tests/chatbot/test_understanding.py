@@ -176,3 +176,7 @@ def test_a_name_said_as_its_own_sentence_before_a_question_answers_the_name_aske
     doubted = dataclasses.replace(HINTS, unsure=first.unsure)
     second = read_message("lim siew ling, 9345 6703", doubted)
     assert (second.facts["child_name"], second.facts["parent_name"]) == ("Chloe", "Lim Siew Ling")
+
+
+def test_a_tanglish_case_ending_after_a_lower_case_name_is_not_part_of_it():
+    assert read("en paiyan arjun ku 8 vayasu").facts.get("child_name") == "Arjun"

@@ -2,7 +2,6 @@
 
 import asyncio
 import contextlib
-import datetime as dt
 import threading
 import time
 
@@ -13,13 +12,12 @@ from channels.worker import Worker
 from django.conf import settings
 from django.db import close_old_connections
 from django.test import override_settings
-from django.utils import timezone
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
 from chatbot.channels import worker as agent_worker
-from chatbot.channels.worker import sweep_stale_inbound as worker_sweep
 from chatbot.models import Conversation, Message
+from plumbing.redis import get_redis
 from tests.chatbot.scripted_model import Streamed, register
 from tests.integrations.fakes import FakeChatwoot, FakePipedrive, FakeWhatsApp, start_server
 
@@ -132,41 +130,44 @@ class WorkerThread:
     def stop(self) -> None:
         while self.task is None:
             time.sleep(0.01)
-        self.loop.call_soon_threadsafe(self.task.cancel)
-        self.thread.join(10)
+        # Cancel until the thread ends: redis-py may turn a cancel into a timeout the worker's receive loop survives,
+        # and a worker left running takes (and drops) the next tests' turn events.
+        deadline = time.monotonic() + 30
+        while self.thread.is_alive() and time.monotonic() < deadline:
+            with contextlib.suppress(RuntimeError):  # the loop closed between the check and the call
+                self.loop.call_soon_threadsafe(self.task.cancel)
+            self.thread.join(0.5)
+        if self.thread.is_alive():
+            raise RuntimeError("the agent worker thread did not stop: it would take the next tests' turn events")
 
 
 class Turns:
-    """Waits for dispatched turns to finish, wherever they run (in-process runner or agent worker).
-
-    A message left unanswered with no turn running for LOST_AFTER seconds is swept as the scheduler's sweeper
-    would (`sweep_stale_inbound`): in a long run, a dispatch event is now and then lost on the way to the worker
-    thread of the test (CI, 2026-11-28: two tests, after the fault drills); production recovers it the same way.
-    """
-
-    LOST_AFTER = 20.0
+    """Waits for dispatched turns to finish, wherever they run (in-process runner or agent worker)."""
 
     def settle(self, timeout: float = 90.0) -> None:  # a slow disk (fsync) under a long run: minutes, not seconds
         deadline = time.monotonic() + timeout
-        quiet, idle_since, swept = 0, None, 0
+        quiet = 0
         while time.monotonic() < deadline:
-            agent_worker.runner.wait_idle(timeout=max(0.1, min(5.0, deadline - time.monotonic())))
-            running = agent_worker.in_flight() or agent_worker.runner.pending()
-            waiting = _unanswered().exists()
+            agent_worker.runner.wait_idle(timeout=max(0.1, deadline - time.monotonic()))
+            busy = agent_worker.in_flight() or _unanswered().exists()
             close_old_connections()
-            quiet = 0 if running or waiting else quiet + 1
+            quiet = 0 if busy else quiet + 1
             if quiet >= 3:
                 return
-            idle_since = None if running or not waiting else idle_since or time.monotonic()
-            if idle_since is not None and time.monotonic() - idle_since > self.LOST_AFTER:
-                later = timezone.now() + dt.timedelta(seconds=settings.INBOUND_REDISPATCH_AFTER_SECONDS + 1)
-                swept += worker_sweep(now=later)
-                idle_since = None
             time.sleep(0.1)
         waiting = list(_unanswered().values_list("id", "conversation__channel", "created_at"))
         raise AssertionError(f"turns did not settle in time: {agent_worker.in_flight()} turn(s) in flight in this "
-                             f"process, {agent_worker.runner.pending()} in the in-process runner, {swept} contact(s) "
-                             f"swept, messages not yet answered: {waiting}")
+                             f"process, {agent_worker.runner.pending()} in the in-process runner, messages not yet "
+                             f"answered: {waiting}; {_layer_state()}")
+
+
+def _layer_state() -> str:
+    """Where turns go and who listens (for a turn that never ran)."""
+    client = get_redis()
+    keys = {key.decode(): client.type(key).decode() for key in client.scan_iter(count=1000)}
+    workers = [thread.name for thread in threading.enumerate() if "worker" in thread.name]
+    return (f"AGENT_WORKER={settings.AGENT_WORKER}, CHANNEL_LAYERS={settings.CHANNEL_LAYERS}, "
+            f"redis keys={keys}, worker threads={workers}")
 
 
 def _unanswered():

@@ -484,6 +484,7 @@ class _Index:
     vocabulary: frozenset[str]
     title_vocabulary: frozenset[str]  # the tokens of the entries' questions and tags
     speller: _Speller
+    positions: dict[str, int]  # an entry's question -> its position (related topics are named by question)
 
 
 _cache: dict[int | None, tuple[tuple, _Index]] = {}
@@ -562,6 +563,7 @@ def _build_index(school) -> _Index | None:
         vocabulary=frozenset(idf),
         title_vocabulary=frozenset().union(*title_docs),
         speller=_Speller.build(raw_words | set(SYNONYMS) | SYNONYM_WORDS | STOP_WORDS),
+        positions={row["question"]: position for position, row in reversed(list(enumerate(rows)))},
     )
 
 
@@ -779,7 +781,7 @@ def _success(index: _Index, position: int, sure: float, standalone: str, asked: 
     related = [str(topic) for topic in entry["related_topics"] or []]
     if related_first:
         related = [related_first, *(topic for topic in related if topic != related_first)]
-    served = entry if entry["language"] == asked else index.translations[position].get(asked, entry)
+    served = _version(index, position, asked)
     result = {
         "status": "success",
         "answer": served["answer"],
@@ -795,13 +797,16 @@ def _success(index: _Index, position: int, sure: float, standalone: str, asked: 
     return result
 
 
+def _version(index: _Index, position: int, language: str) -> dict:
+    """Entry `position` in `language` when it has that version, else as written."""
+    entry = index.entries[position]
+    return entry if entry["language"] == language else index.translations[position].get(language, entry)
+
+
 def _in_language(index: _Index, question: str, language: str) -> str:
     """A related entry's question in `language` when the entry has that version (the chips a parent taps)."""
-    for position, entry in enumerate(index.entries):
-        if entry["question"] == question:
-            return (entry if entry["language"] == language else index.translations[position].get(language, entry))[
-                "question"]
-    return question
+    position = index.positions.get(question)
+    return question if position is None else _version(index, position, language)["question"]
 
 
 def _pair(index: _Index, weights: dict[str, float], candidates: list[int]) -> tuple[int, int, float] | None:

@@ -313,8 +313,10 @@ MAX_HAN_NAME = 4  # a Chinese name has two to four characters
 PATRONYMICS = tuple(ENGLISH["patronymics"])  # not counted as parts
 NAME_CONNECTORS = frozenset([*PATRONYMICS, *ENGLISH["name_particles"]])
 _CONNECTOR = "(?:" + "|".join(map(re.escape, PATRONYMICS)) + ")"
-# "R. Priya", "Priya R", Tamil "எஸ். பிரியா" (S. Priya): an initial, kept only beside a name
-_INITIAL = r"(?:[A-Z]\.?|[\u0b80-\u0bff]{1,3}\.)"
+# A letter's name in Tamil script with its dot ("எஸ். பிரியா": S. Priya): an initial
+TAMIL_INITIAL = r"[\u0b80-\u0bff]{1,3}\."
+# "R. Priya", "Priya R", "எஸ். பிரியா": an initial, kept only beside a name
+_INITIAL = rf"(?:[A-Z]\.?|{TAMIL_INITIAL})"
 # one capitalised name word, as names are written: "Mia", "McAllister", "O'Neill", "Whitfield-Jones", "DeShawn"
 _CAP_WORD = r"(?:[A-Z]')?[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+|[A-Z][a-z]+)*"
 # a name of up to six parts (its words are checked by understanding._clean_name)
@@ -567,6 +569,6 @@ def address(name: str) -> str:
     first = words[0].lower()
     if len(words) == 1:
         return "" if first in SURNAMES_FIRST else name
-    if first in SURNAMES_FIRST or HAN_WORD.match(first) or re.fullmatch(r"[a-z]\.?|[\u0b80-\u0bff]{1,3}\.", first):
+    if first in SURNAMES_FIRST or HAN_WORD.match(first) or re.fullmatch(rf"[a-z]\.?|{TAMIL_INITIAL}", first):
         return name
     return words[0]

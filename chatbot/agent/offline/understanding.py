@@ -220,8 +220,8 @@ def _mask(text: str, found: list[tuple[int, int]]) -> str:
 def _is_initial(word: str, first: bool = False) -> bool:
     """"R." anywhere in a name; "R" without its dot only after the name ("Priya R": "I think" is no name); in
     Tamil script, a letter's name with its dot ("எஸ். பிரியா": S. Priya)."""
-    tamil = r"|[\u0b80-\u0bff]{1,3}\."
-    return bool(re.fullmatch((r"[A-Z]\." if first else r"[A-Z]\.?") + tamil, word))
+    latin = r"[A-Z]\." if first else r"[A-Z]\.?"
+    return bool(re.fullmatch(f"{latin}|{lx.TAMIL_INITIAL}", word))
 
 
 def _name_word(word: str) -> bool:

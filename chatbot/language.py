@@ -15,8 +15,8 @@ How a message's language is decided, in order:
 3. Sentences: lingua (offline n-gram models, restricted to English and Malay) decides when it is confident
    and has at least two words to go on. Capitalised words after the first are left out first: they are
    mostly names, and "Muhammad bin Abdullah" alone says nothing about the language the parent writes in.
-   A parent already writing Chinese, Malay or Tamil switches to English only with a sentence of at least
-   SWITCH_WORDS English words: fewer ("earliest one", "my number is ...") are the English they mix in.
+   A parent already writing one language switches to another only with a sentence of at least SWITCH_WORDS
+   words: fewer ("earliest one", "my number is ...", a name typed in lower case) are words they mix in.
    Singapore English particles ("lah", "lor", "ah": `particles`) and the words of Singapore's place names
    (`places`: "school bus to sengkang?") are left out first: "ok can lah" is English, and a particle alone never
    switches the language.
@@ -41,7 +41,7 @@ ENGLISH, CHINESE, MALAY, TAMIL = "en", "zh-hans", "ms", "ta"
 CODES = (ENGLISH, CHINESE, MALAY, TAMIL)
 # lingua's relative confidence from which a message of two words, or of three and more, decides the language
 CONFIDENT, SURE_ENOUGH = 0.9, 0.7
-SWITCH_WORDS = 4  # English words it takes to switch a parent writing another language to English
+SWITCH_WORDS = 4  # words it takes a sentence the statistics read as another language to switch the language in use
 
 HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 TAMIL_SCRIPT = re.compile(r"[\u0b80-\u0bff]")
@@ -130,7 +130,8 @@ def detect(text: str, previous: str = "") -> str:
             language = MALAY if found.language == Language.MALAY else ENGLISH
             # a few English words from a parent writing another language ("earliest one", "my number is ..."):
             # the English they mix in, not a switch; a sentence of their own in English is one
-            mixed_in = language == ENGLISH and previous not in ("", ENGLISH) and len(sentence) < SWITCH_WORDS
+            # a few words the statistics call another language ("tan mei hua 9876 5432": a name) are no switch either
+            mixed_in = previous not in ("", language) and len(sentence) < SWITCH_WORDS
             return previous if mixed_in else language
     return previous
 

@@ -239,3 +239,13 @@ def test_a_tanglish_message_is_answered_in_tamil(offline):
 ])
 def test_singapore_place_names_say_nothing_of_the_language(text, language):
     assert detect(text, "en") == language
+
+
+@pytest.mark.parametrize(("text", "previous"), [("tan mei hua 9876 5432", "en"), ("wah ok tks", "en"),
+                                                ("ok the later one", "ms")])
+def test_a_few_words_the_statistics_call_another_language_keep_the_language_in_use(text, previous):
+    assert detect(text, previous) == previous
+
+
+def test_a_malay_sentence_still_switches_from_english():
+    assert detect("saya mahu melawat sekolah esok", "en") == "ms"
